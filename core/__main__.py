@@ -1,0 +1,168 @@
+"""Command line: `python -m core bench ...` and `python -m core chunkers`.
+
+Every expected failure (bad folder, bad file, unknown chunker, unreachable server) ends with one line on
+stderr and exit status 2; progress goes to stderr so stdout holds only the results table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from core.errors import ChunkLensError
+
+EXIT_USAGE = 2
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--k takes integers like 1,3,5 (got '{text}')") from exc
+    if not ks or ks[0] < 1:
+        raise argparse.ArgumentTypeError("--k values must be >= 1")
+    return ks
+
+
+def _specs(text: str) -> list[str]:
+    specs = [s.strip() for s in text.split(",") if s.strip()]
+    if not specs:
+        raise argparse.ArgumentTypeError("--chunkers needs at least one name")
+    return specs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="ChunkLens: chunk, index, retrieve, score.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    bench = sub.add_parser("bench", help="evaluate chunkers on qa-spans v1 folders")
+    bench.add_argument("--data", action="append", required=True, metavar="DIR", help="qa-spans v1 folder (repeatable)")
+    bench.add_argument("--chunkers", type=_specs, required=True, help="NAME[:key=value...][,NAME...]")
+    bench.add_argument("--k", type=_ks, default=[1, 3, 5, 10], help="cut-offs, e.g. 1,3,5,10")
+    bench.add_argument("--qualify-queries", action="store_true", help="prefix each question with its product")
+    bench.add_argument("--join", action="store_true", help="join each folder's documents into one stream")
+    bench.add_argument("--out", type=Path, help="write the JSON report here")
+    bench.add_argument("--workspace", type=Path, help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
+    bench.add_argument("--embedder", default=None,
+                       help="bundled:all-MiniLM-L6-v2 (default), a folder, an HF id, openai:<model>")
+    bench.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
+                       help="texts longer than the embedder reads: truncate, or window and mean-pool")
+    bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
+    bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    sub.add_parser("chunkers", help="list the chunkers and their parameters")
+    return parser
+
+
+class _Bars:
+    """tqdm bars on stderr, one per stage, closed when the stage completes."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bars: dict[str, object] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        bar = self.bars.get(stage)
+        if bar is None:
+            bar = self.bars[stage] = tqdm(total=total, desc=stage[:40], file=sys.stderr, leave=False)
+        bar.update(done - bar.n)  # type: ignore[attr-defined]
+        if done >= total:
+            bar.close()  # type: ignore[attr-defined]
+            del self.bars[stage]
+
+
+def _quiet_libraries() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from core.bench import BenchOptions, bench_dataset, format_table
+    from core.chunkers.base import make_chunker
+    from core.datasets import load_dataset
+    from core.embeddings import BUNDLED_MINILM, make_embedder
+    from core.index import StoreSettings, VectorStore
+    from core.workspace import Workspace
+
+    datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
+    for spec in args.chunkers:
+        make_chunker(spec, _dummy_context())  # unknown names and bad parameters fail now, too
+    _quiet_libraries()
+    ws = Workspace.open(args.workspace)
+    embedder = make_embedder(args.embedder or BUNDLED_MINILM, long_text=args.long_text, cache_dir=ws.cache)
+    store = VectorStore(_store_settings(args.chroma, ws.chroma, StoreSettings))
+    progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
+    reports = []
+    for ds in datasets:
+        print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
+              file=sys.stderr)
+        report = bench_dataset(ds, args.chunkers, BenchOptions(args.k, args.qualify_queries, args.join),
+                               embedder, store, ws, progress)
+        reports.append(report)
+        print(format_table(report))
+        print()
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        payload = reports[0] if len(reports) == 1 else reports
+        args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _dummy_context():
+    from core.chunkers.base import ChunkerContext
+
+    return ChunkerContext(embedder=object(), llm=object())
+
+
+def _store_settings(address: str | None, path: Path, cls):
+    if not address:
+        return cls(path=path)
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ChunkLensError(f"--chroma wants HOST:PORT, got '{address}'")
+    return cls(host=host, port=int(port))
+
+
+def cmd_chunkers() -> int:
+    import dataclasses
+
+    from core.chunkers.base import REGISTRY, available
+
+    for name in available():
+        cls = REGISTRY[name]
+        params = ", ".join(f"{f.name}={f.default}" for f in dataclasses.fields(cls))
+        print(f"{name:12s} {params}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "bench":
+            return cmd_bench(args)
+        return cmd_chunkers()
+    except ChunkLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

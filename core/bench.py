@@ -1,0 +1,92 @@
+"""`python -m core bench`: chunk, index, query and score qa-spans v1 folders with any set of chunkers.
+
+The JSON it writes is a contract other tools script against:
+{"dataset": str, "embedder": str, "results": {"<chunker>": {"hit@K": .., "mrr@K": .., "ndcg@K": .., "dcg@K": ..,
+ "recall@K": .., "span_recall@K": .., "span_precision@K": .., "span_iou@K": .., "n_chunks": int,
+ "mean_chunk_tokens": float, "seconds": {"chunk": .., "embed": .., "index": .., "query": ..}}}}
+plus extra keys (standard deviations, settings). With several --data folders the file holds a list of them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.chunkers.base import ChunkerContext, make_chunker
+from core.datasets import QADataset, joined
+from core.embeddings import Embedder
+from core.evaluation import evaluate
+from core.index import VectorStore
+from core.metrics import Span
+from core.pipeline import ProgressFn, chunk_documents, index_run
+from core.retrieval import Retriever
+from core.workspace import Workspace
+
+
+@dataclass
+class BenchOptions:
+    ks: Sequence[int]
+    qualify_queries: bool = False
+    join: bool = False
+
+
+def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, embedder: Embedder,
+                  store: VectorStore, workspace: Workspace, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Every chunker in `specs` through the same pipeline and the same evaluation."""
+    data = joined(dataset) if options.join else dataset
+    queries = [q.text(options.qualify_queries) for q in data.questions]
+    refs = [(q.qid, q.references) for q in data.questions]
+    max_k = max(options.ks)
+    context = ChunkerContext(embedder=embedder)
+    results: dict[str, Any] = {}
+    for spec in specs:
+        chunker = make_chunker(spec, context)
+        run = chunk_documents(data.documents, chunker, workspace.chunk_runs, progress)
+        indexed = index_run(run, data.documents, embedder, store, progress)
+        t0 = time.perf_counter()
+        hits = Retriever(store, indexed.collection, run.chunks, embedder).search_many(queries, max_k)
+        query_seconds = time.perf_counter() - t0
+        retrieved = [[h.chunk for h in found] for found in hits]
+        scores, _ = evaluate(refs, [[Span(c.doc_id, c.start, c.end) for c in got] for got in retrieved],
+                             run.spans(), options.ks)
+        n = len(run.chunks)
+        results[spec] = {
+            **scores,
+            "n_chunks": n,
+            "mean_chunk_tokens": sum(c.token_count for c in run.chunks) / n if n else 0.0,
+            "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
+                        "query": query_seconds},
+            "cached": {"chunks": run.from_cache, "collection": indexed.reused},
+            "config": chunker.spec,
+        }
+    return {
+        "dataset": data.name,
+        "embedder": embedder.describe(),
+        "n_documents": len(data.documents),
+        "n_questions": len(data.questions),
+        "k": list(options.ks),
+        "qualify_queries": options.qualify_queries,
+        "joined": options.join,
+        "store": store.settings.describe(),
+        "results": results,
+    }
+
+
+def format_table(report: dict[str, Any]) -> str:
+    """A plain-text table of the headline metrics, one row per chunker."""
+    ks = report["k"]
+    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "recall", "span_recall", "span_iou")]
+    header = ["chunker", "chunks", "tokens", *cols, "chunk s", "embed s", "index s", "query s"]
+    rows = []
+    for name, r in report["results"].items():
+        s = r["seconds"]
+        rows.append([name, str(r["n_chunks"]), f"{r['mean_chunk_tokens']:.0f}", *[f"{r[c]:.3f}" for c in cols],
+                     f"{s['chunk']:.1f}", f"{s['embed']:.1f}", f"{s['index']:.1f}", f"{s['query']:.2f}"])
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents, "
+             f"embedder {report['embedder']}" + (", product-qualified queries" if report["qualify_queries"] else "")]
+    for row in [header, *rows]:
+        lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)))
+    return "\n".join(lines)

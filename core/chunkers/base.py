@@ -1,0 +1,165 @@
+"""The chunk model, the chunker interface and the registry every chunker is reached through.
+
+A chunk is always an exact span of its document: `doc.text[chunk.start:chunk.end] == chunk.text`. What a method
+adds (CHOP's prefix, LGMGC's parent link, a chunker's diagnostics) lives beside the span, never inside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from core.documents import Document
+from core.errors import ConfigError
+from core.tokens import count_tokens
+
+
+@dataclass
+class Chunk:
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    token_count: int
+    index: int = 0
+    prefix: str = ""
+    prefix_place: Literal["before", "after"] = "before"
+    parent_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def chunk_id(self) -> str:
+        return f"{self.doc_id}#{self.index}"
+
+    @property
+    def embed_text(self) -> str:
+        """What is embedded and stored: the span, with the prefix before or after it when there is one."""
+        if not self.prefix:
+            return self.text
+        return f"{self.prefix}\n{self.text}" if self.prefix_place == "before" else f"{self.text}\n{self.prefix}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"chunk_id": self.chunk_id}
+
+
+@dataclass
+class Chunking:
+    """A chunker's output for one document: the chunks plus a JSON-safe trace of how it decided (for the app)."""
+
+    chunks: list[Chunk]
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ChunkerContext:
+    """Shared services some chunkers need (sentence embeddings, an LLM); built once per run."""
+
+    embedder: Any = None
+    llm: Any = None
+    progress: Any = None
+
+
+class Chunker(ABC):
+    """Subclasses are dataclasses of their parameters and register themselves under `name`."""
+
+    name: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        self.context = ChunkerContext()
+
+    @abstractmethod
+    def chunk(self, doc: Document) -> Chunking: ...
+
+    def params(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "context"}  # type: ignore[arg-type]
+
+    @property
+    def spec(self) -> str:
+        """Canonical name with every parameter, e.g. `recursive:theta=200`; it keys caches and collections."""
+        parts = [self.name] + [f"{k}={v}" for k, v in sorted(self.params().items())]
+        return ":".join(parts)
+
+
+REGISTRY: dict[str, type[Chunker]] = {}
+
+
+def register(cls: type[Chunker]) -> type[Chunker]:
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def available() -> list[str]:
+    _load_builtin()
+    return sorted(REGISTRY)
+
+
+def _load_builtin() -> None:
+    import core.chunkers  # noqa: F401  (registers every built-in chunker)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """`name:key=value:key=value` -> (name, {key: value})."""
+    name, *pairs = [p.strip() for p in spec.strip().split(":")]
+    params: dict[str, str] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ConfigError(f"chunker '{spec}': parameter '{pair}' must look like key=value")
+        key, value = pair.split("=", 1)
+        params[key.strip()] = value.strip()
+    return name, params
+
+
+def _convert(value: str, kind: Any, where: str) -> Any:
+    text = str(kind)
+    if value.lower() in ("none", "null", "off") and "None" in text:
+        return None
+    try:
+        if "bool" in text:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if "int" in text:
+            return int(value)
+        if "float" in text:
+            return float(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: '{value}' is not a valid {text}") from exc
+    return value
+
+
+def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
+    """Build a chunker from its spec string, checking names and parameter types."""
+    _load_builtin()
+    name, raw = parse_spec(spec)
+    if name not in REGISTRY:
+        raise ConfigError(f"unknown chunker '{name}' (available: {', '.join(sorted(REGISTRY))})")
+    cls = REGISTRY[name]
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "context"}  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in fields:
+            raise ConfigError(f"chunker '{name}' has no parameter '{key}' (has: {', '.join(fields) or 'none'})")
+        kwargs[key] = _convert(value, fields[key].type, f"{name}:{key}")
+    chunker = cls(**kwargs)
+    chunker.context = context or ChunkerContext()
+    for need in cls.needs:
+        if getattr(chunker.context, need) is None:
+            raise ConfigError(f"chunker '{name}' needs an {need}, and none is configured")
+    validate = getattr(chunker, "validate", None)
+    if validate:
+        validate()
+    return chunker
+
+
+def build_chunks(doc: Document, spans: list[tuple[int, int]], **meta: Any) -> list[Chunk]:
+    """Chunks for `spans` of `doc`, numbered in order, with true token counts."""
+    out = []
+    for i, (s, e) in enumerate(spans):
+        text = doc.text[s:e]
+        out.append(Chunk(doc.doc_id, s, e, text, count_tokens(text), index=i, meta=dict(meta)))
+    return out

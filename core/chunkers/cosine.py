@@ -1,0 +1,44 @@
+"""CHOP's Cosine-Chunking baseline (after ChunkRAG): embed every sentence and start a new chunk wherever the
+cosine similarity of two adjacent sentences falls below a threshold. The paper has no size cap; `max_tokens`
+adds one (sentences longer than the cap are split on words)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core import text as T
+from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.sentence import sentence_units
+from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
+from core.documents import Document
+from core.errors import ConfigError
+
+
+@register
+@dataclass
+class CosineChunker(Chunker):
+    name = "cosine"
+    needs = ("embedder",)
+    threshold: float = 0.35
+    max_tokens: int | None = None
+
+    def validate(self) -> None:
+        if not -1.0 <= self.threshold <= 1.0:
+            raise ConfigError("cosine: threshold is a cosine similarity, between -1 and 1")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigError("cosine: max_tokens must be at least 1 (or none)")
+
+    def chunk(self, doc: Document) -> Chunking:
+        units = sentence_units(doc.text, self.max_tokens) if self.max_tokens else T.sentences(doc.text)
+        vecs = unit_vectors(self.context.embedder, [doc.text[s:e] for s, e in units])
+        sims = neighbour_similarity(vecs)
+        breaks = [i + 1 for i, sim in enumerate(sims) if sim < self.threshold]
+        spans = spans_from_breaks(doc.text, units, breaks, self.max_tokens)
+        trace = {
+            "kind": "similarity",
+            "threshold": self.threshold,
+            "rule": "break where similarity < threshold",
+            "positions": [units[i + 1][0] for i in range(len(sims))],
+            "values": [round(float(v), 4) for v in sims],
+        }
+        return Chunking(build_chunks(doc, spans), trace)

@@ -1,0 +1,26 @@
+"""LGMGC's recursive baseline: split on paragraph, line, sentence and word separators until every piece holds
+at most θ words, then pack neighbouring pieces back together up to θ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
+from core.documents import Document
+from core.errors import ConfigError
+
+
+@register
+@dataclass
+class RecursiveChunker(Chunker):
+    name = "recursive"
+    theta: int = 200
+
+    def validate(self) -> None:
+        if self.theta < 1:
+            raise ConfigError("recursive: theta (words per chunk) must be at least 1")
+
+    def chunk(self, doc: Document) -> Chunking:
+        spans = split_to_cap(doc.text, 0, len(doc.text), WORDS, self.theta, STRUCTURE_LEVELS)
+        return Chunking(build_chunks(doc, spans))

