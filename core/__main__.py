@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="bundled:all-MiniLM-L6-v2 (default), a folder, an HF id, openai:<model>")
     bench.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
                        help="texts longer than the embedder reads: truncate, or window and mean-pool")
+    bench.add_argument("--llm", choices=["rule", "local", "openai"], default="rule",
+                       help="CNM backend for chop: rule-based (default, no model), local SmolLM2, or OpenAI-compatible")
+    bench.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
+    bench.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")
+    bench.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
@@ -105,12 +110,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     ws = Workspace.open(args.workspace)
     embedder = make_embedder(args.embedder or BUNDLED_MINILM, long_text=args.long_text, cache_dir=ws.cache)
     store = VectorStore(_store_settings(args.chroma, ws.chroma, StoreSettings))
+    llm = None
+    if any(s.split(":")[0] in ("chop", "lumber") for s in args.chunkers) or args.llm != "rule":
+        from core.llm.factory import make_cnm_backend
+
+        chat = {"model": args.llm_model, "base_url": args.llm_base_url, "timeout": args.llm_timeout}
+        llm = make_cnm_backend(args.llm, ws.cache, embedder=embedder,
+                               **({} if args.llm == "rule" else chat))
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
     for ds in datasets:
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
-        report = bench_dataset(ds, args.chunkers, BenchOptions(args.k, args.qualify_queries, args.join),
+        report = bench_dataset(ds, args.chunkers, BenchOptions(args.k, args.qualify_queries, args.join, llm),
                                embedder, store, ws, progress)
         reports.append(report)
         print(format_table(report))

@@ -14,14 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.boundaries import BoundaryScores, score_boundaries
+from core.chunkers.base import Chunk, ChunkerContext, make_chunker
 from core.datasets import QADataset, joined
+from core.documents import Document
 from core.embeddings import Embedder
 from core.evaluation import evaluate
 from core.index import VectorStore
 from core.metrics import Span
 from core.pipeline import ProgressFn, chunk_documents, index_run
-from core.retrieval import Retriever
+from core.retrieval import CnmPolicy, Retriever
 from core.workspace import Workspace
 
 
@@ -30,6 +32,26 @@ class BenchOptions:
     ks: Sequence[int]
     qualify_queries: bool = False
     join: bool = False
+    llm: Any = None  # CNM backend for chop (core.llm.factory.make_cnm_backend)
+
+
+def _llm_totals(llm: Any) -> tuple[int, int, int]:
+    stats = getattr(llm, "stats", None)
+    return (stats.calls, stats.tokens_in, stats.tokens_out) if stats else (0, 0, 0)
+
+
+def boundary_metrics(documents: Sequence[Document], chunks: Sequence[Chunk]) -> dict[str, float | None]:
+    """Precision / recall / F1 of FALSE continuity decisions against the true joins of joined streams."""
+    streams = [d for d in documents if d.joins]
+    if not streams or not any("continuity" in c.meta for c in chunks):
+        return {"boundary_precision": None, "boundary_recall": None, "boundary_f1": None}
+    predicted = true = matched = 0
+    for doc in streams:
+        own = [c for c in chunks if c.doc_id == doc.doc_id]
+        s = score_boundaries([c.end for c in own], [c.meta.get("continuity") for c in own], doc.joins)
+        predicted, true, matched = predicted + s.predicted, true + s.true, matched + s.matched
+    total = BoundaryScores(predicted, true, matched)
+    return {"boundary_precision": total.precision, "boundary_recall": total.recall, "boundary_f1": total.f1}
 
 
 def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, embedder: Embedder,
@@ -39,15 +61,20 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     queries = [q.text(options.qualify_queries) for q in data.questions]
     refs = [(q.qid, q.references) for q in data.questions]
     max_k = max(options.ks)
-    context = ChunkerContext(embedder=embedder)
+    context = ChunkerContext(embedder=embedder, llm=options.llm)
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
+        llm_before = _llm_totals(options.llm)
         run = chunk_documents(data.documents, chunker, workspace.chunk_runs, progress)
         indexed = index_run(run, data.documents, embedder, store, progress)
+        mode = getattr(chunker, "retrieval", "off")
+        policy = CnmPolicy(mode, options.llm, getattr(chunker, "boost", 0.1)) if mode != "off" else None
         t0 = time.perf_counter()
-        hits = Retriever(store, indexed.collection, run.chunks, embedder).search_many(queries, max_k)
+        hits = Retriever(store, indexed.collection, run.chunks, embedder, policy).search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
+        calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(options.llm), llm_before))
+        uses_llm = "llm" in chunker.needs
         retrieved = [[h.chunk for h in found] for found in hits]
         scores, _ = evaluate(refs, [[Span(c.doc_id, c.start, c.end) for c in got] for got in retrieved],
                              run.spans(), options.ks)
@@ -60,6 +87,11 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
                         "query": query_seconds},
             "cached": {"chunks": run.from_cache, "collection": indexed.reused},
             "config": chunker.spec,
+            "llm": getattr(options.llm, "label", None) if uses_llm else None,
+            "llm_calls": calls if uses_llm else 0,
+            "llm_tokens_in": tokens_in if uses_llm else 0,
+            "llm_tokens_out": tokens_out if uses_llm else 0,
+            **boundary_metrics(data.documents, run.chunks),
         }
     return {
         "dataset": data.name,

@@ -63,6 +63,10 @@ def _metadata(chunk: Chunk) -> dict[str, Any]:
                             "token_count": chunk.token_count, "index": chunk.index}
     if chunk.parent_id:
         meta["parent_id"] = chunk.parent_id
+    cnm = chunk.meta.get("cnm") or {}
+    for field in ("category", "model"):
+        if cnm.get(field):
+            meta[f"cnm_{field}"] = cnm[field]
     return meta
 
 
@@ -100,15 +104,18 @@ class VectorStore:
                 progress(min(i + step, len(chunks)), len(chunks))
         col.modify(metadata={**description, "complete": True})
 
-    def query(self, name: str, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        """Top-k (chunk id, cosine similarity) for each query vector."""
+    def query(self, name: str, vectors: np.ndarray, k: int,
+              where: dict[str, Any] | None = None) -> list[list[tuple[str, float]]]:
+        """Top-k (chunk id, cosine similarity) for each query vector, optionally only among chunks whose
+        metadata matches `where` (Chroma's own filter)."""
         col = self.client.get_collection(name)
         k = min(k, col.count())
         if k <= 0:
             return [[] for _ in range(len(vectors))]
         out: list[list[tuple[str, float]]] = []
         for i in range(0, len(vectors), QUERY_BATCH):
-            res = col.query(query_embeddings=vectors[i : i + QUERY_BATCH], n_results=k, include=["distances"])
+            res = col.query(query_embeddings=vectors[i : i + QUERY_BATCH], n_results=k, include=["distances"],
+                            where=where)
             for ids, dists in zip(res["ids"], res["distances"]):
                 out.append([(cid, 1.0 - float(d)) for cid, d in zip(ids, dists)])
         return out

@@ -1,9 +1,9 @@
 """Document(s) + chunker + embedder -> chunks -> vectors -> Chroma collection, with progress and caching.
 
 The app and the command line both go through these two steps, so what one shows the other measures.
-Chunk runs are cached on disk by (documents, chunker spec, embedder when the chunker uses one); collections
-by (corpus, chunker spec, embedder); vectors by (embedder, text). A rerun with the same inputs recomputes
-nothing.
+Chunk runs are cached on disk by (documents, chunker identity: the parameters that shape the chunks and the
+embedder or LLM the chunker uses); collections by (corpus, chunker identity, embedder); vectors by
+(embedder, text); LLM answers by (backend, request). A rerun with the same inputs recomputes nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ class ChunkRun:
     """One chunker's chunks over a set of documents, with its per-document traces."""
 
     spec: str
+    identity: str
     chunks: list[Chunk]
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
@@ -48,10 +49,7 @@ class ChunkRun:
 
 
 def _run_key(docs: Sequence[Document], chunker: Chunker) -> str:
-    parts = [corpus_fingerprint(docs), chunker.spec]
-    if chunker.context.embedder is not None and "embedder" in chunker.needs:
-        parts.append(chunker.context.embedder.key)
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{corpus_fingerprint(docs)}|{chunker.identity}".encode()).hexdigest()[:32]
 
 
 def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path | None = None,
@@ -63,8 +61,8 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
         try:
             data = json.loads(cache_file.read_text(encoding="utf-8"))
             chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
-            return ChunkRun(chunker.spec, chunks, data["traces"], time.perf_counter() - started, True,
-                            data.get("extra", {}))
+            return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started,
+                            True, data.get("extra", {}))
         except (ValueError, KeyError, TypeError):
             cache_file.unlink(missing_ok=True)  # a damaged cache entry is recomputed, never trusted
     chunks: list[Chunk] = []
@@ -76,7 +74,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
             traces[doc.doc_id] = result.trace
         if progress:
             progress(f"chunk {chunker.name}", i + 1, len(docs))
-    run = ChunkRun(chunker.spec, chunks, traces, time.perf_counter() - started)
+    run = ChunkRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started)
     if cache_file:
         tmp = cache_file.with_suffix(".tmp")
         tmp.write_text(json.dumps({"chunks": [c.to_dict() for c in chunks], "traces": traces}), encoding="utf-8")
@@ -97,14 +95,14 @@ class IndexedRun:
 def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
               progress: ProgressFn | None = None) -> IndexedRun:
     """Embed a chunk run and store it, or reuse the complete collection already built from the same inputs."""
-    name = collection_name(corpus_fingerprint(docs), run.spec, embedder.key)
+    name = collection_name(corpus_fingerprint(docs), run.identity, embedder.key)
     if store.has_complete(name, len(run.chunks)):
         return IndexedRun(run, name, 0.0, 0.0, True, 0)
     texts = [c.embed_text for c in run.chunks]
     t0 = time.perf_counter()
     vectors = embedder.embed(texts, (lambda d, n: progress(f"embed {run.spec}", d, n)) if progress else None)
     t1 = time.perf_counter()
-    description = {"chunker": run.spec[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
+    description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
     store.build(name, run.chunks, vectors, description,
                 (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None)
     return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts))

@@ -82,6 +82,20 @@ class Chunker(ABC):
         parts = [self.name] + [f"{k}={v}" for k, v in sorted(self.params().items())]
         return ":".join(parts)
 
+    #: parameters that only steer retrieval, not the chunks (left out of `identity`)
+    retrieval_params: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def identity(self) -> str:
+        """Everything the chunks depend on: the parameters that shape them and the services used to make them.
+        Chunk caches and Chroma collections are keyed by it."""
+        params = {k: v for k, v in self.params().items() if k not in self.retrieval_params}
+        parts = [self.name] + [f"{k}={v}" for k, v in sorted(params.items())]
+        for need in self.needs:
+            service = getattr(self.context, need, None)
+            parts.append(f"{need}={getattr(service, 'key', type(service).__name__)}")
+        return ":".join(parts)
+
 
 REGISTRY: dict[str, type[Chunker]] = {}
 

@@ -1,0 +1,132 @@
+"""CHOP (arXiv 2604.15802): fixed token windows, each given a CNM prefix (category / nouns / model).
+
+The CNM is extracted for the first window, then carried forward while the Continuity Decision says the text
+goes on, and extracted afresh where it says a new document starts (METHODS.md, Eq. 2-4). The span of every
+chunk is untouched; the prefix is stored beside it and embedded with it (before, after, or not at all).
+
+Modes: "pairs" judges each adjacent pair independently (Eq. 2; all calls can run at once); "anchor" judges
+each window against the first window of the current run (sequential). Retrieval settings (`retrieval`,
+`boost`) are read by `core.retrieval` for CNM-aware search; they do not change the chunks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.chunkers.base import Chunk, Chunker, Chunking, build_chunks, register
+from core.chunkers.splitting import token_windows
+from core.documents import Document
+from core.errors import ConfigError
+from core.llm.base import LLMError
+from core.llm.cnm import CNM, CnmResult, DecisionResult
+
+
+def prefix_text(cnm: CNM) -> str:
+    """PFX(M): a short labelled line; empty fields are left out, an empty CNM gives no prefix."""
+    parts = []
+    if cnm.category:
+        parts.append(f"Category: {cnm.category}")
+    if cnm.nouns:
+        parts.append(f"Nouns: {', '.join(cnm.nouns)}")
+    if cnm.model:
+        parts.append(f"Model: {cnm.model}")
+    return "[" + " | ".join(parts) + "]" if parts else ""
+
+
+@register
+@dataclass
+class ChopChunker(Chunker):
+    name = "chop"
+    needs = ("llm",)
+    retrieval_params = ("retrieval", "boost")
+    size: int = 500
+    overlap: int = 100
+    mode: str = "pairs"
+    prefix: str = "before"
+    use_title: bool = False
+    retrieval: str = "off"
+    boost: float = 0.1
+
+    def validate(self) -> None:
+        if self.size < 1 or not 0 <= self.overlap < self.size:
+            raise ConfigError("chop: need size >= 1 and 0 <= overlap < size")
+        for key, value, allowed in (("mode", self.mode, ("pairs", "anchor")),
+                                    ("prefix", self.prefix, ("before", "after", "none")),
+                                    ("retrieval", self.retrieval, ("off", "boost", "filter"))):
+            if value not in allowed:
+                raise ConfigError(f"chop: {key} must be one of {', '.join(allowed)} (got '{value}')")
+
+    def chunk(self, doc: Document) -> Chunking:
+        chunks = build_chunks(doc, token_windows(doc.text, 0, len(doc.text), self.size, self.overlap))
+        if not chunks:
+            return Chunking([], {"kind": "continuity", "decisions": [], "joins": doc.joins})
+        backend = self.context.llm
+        texts = [c.text for c in chunks]
+        decisions = self._decide(backend, texts)
+        starts = [0] + [i for i, d in enumerate(decisions, start=1) if not d.same]
+        inputs = [texts[i] for i in starts]
+        if self.use_title and not doc.segments and doc.title:
+            inputs[0] = f"Document title: {doc.title}\n\n{inputs[0]}"
+        extracted = backend.extract(inputs)
+        _raise_if_failed(extracted, decisions)
+        self._annotate(chunks, decisions, dict(zip(starts, extracted)))
+        trace = {
+            "kind": "continuity",
+            "backend": backend.label,
+            "decisions": [None] + [d.same for d in decisions],
+            "reasons": [None] + [d.reason for d in decisions],
+            "positions": [c.start for c in chunks],
+            "joins": doc.joins,
+            "cd_calls": len(decisions),
+            "cnm_calls": len(starts),
+        }
+        return Chunking(chunks, trace)
+
+    def _decide(self, backend: Any, texts: list[str]) -> list[DecisionResult]:
+        if len(texts) < 2:
+            return []
+        if self.mode == "pairs":
+            return backend.decide([(texts[i - 1], texts[i]) for i in range(1, len(texts))])
+        decisions: list[DecisionResult] = []
+        anchor = texts[0]
+        for i in range(1, len(texts)):
+            (d,) = backend.decide([(anchor, texts[i])])
+            decisions.append(d)
+            if d.failed:
+                break
+            if not d.same:
+                anchor = texts[i]
+        return decisions
+
+    def _annotate(self, chunks: list[Chunk], decisions: list[DecisionResult], fresh: dict[int, CnmResult]) -> None:
+        current: CnmResult | None = None
+        for i, chunk in enumerate(chunks):
+            if i in fresh:
+                current = fresh[i]
+            assert current is not None
+            decision = decisions[i - 1] if i else None
+            chunk.meta.update({
+                "cnm": current.cnm.model_dump(),
+                "cnm_source": "extracted" if i in fresh else "inherited",
+                "cnm_from": next(j for j in sorted(fresh, reverse=True) if j <= i),
+                "cnm_raw": fresh[i].raw if i in fresh else None,
+                "cnm_error": fresh[i].error if i in fresh else None,
+                "cnm_seconds": round(fresh[i].seconds, 4) if i in fresh else None,
+                "continuity": None if decision is None else decision.same,
+                "continuity_reason": None if decision is None else decision.reason,
+                "continuity_raw": None if decision is None else decision.raw,
+                "continuity_error": None if decision is None else decision.error,
+                "continuity_seconds": None if decision is None else round(decision.seconds, 4),
+            })
+            if self.prefix != "none":
+                chunk.prefix = prefix_text(current.cnm)
+                chunk.prefix_place = "after" if self.prefix == "after" else "before"
+
+
+def _raise_if_failed(extracted: list[CnmResult], decisions: list[DecisionResult]) -> None:
+    failed = [r for r in [*extracted, *decisions] if r.failed]
+    if failed:
+        done = len(extracted) + len(decisions) - len(failed)
+        raise LLMError(f"{len(failed)} LLM calls failed ({failed[0].error}); the {done} answers that arrived are "
+                       "saved in the answer cache, so a rerun continues from there")

@@ -1,0 +1,156 @@
+"""One chat interface for every backend, and the client chunkers use: cache first, then the backend,
+with a concurrency limit and cost accounting. A failed call becomes an answer with `error` set, so a batch
+never loses the answers that did arrive."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from core.errors import ChunkLensError
+
+
+class LLMError(ChunkLensError):
+    """A backend that could not answer (unreachable, timed out, refused) after its retries."""
+
+
+@dataclass
+class ChatRequest:
+    prompt: str
+    system: str | None = None
+    json_schema: dict[str, Any] | None = None
+    temperature: float = 0.0
+    max_tokens: int = 256
+
+
+@dataclass
+class ChatAnswer:
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+    error: str | None = None
+
+
+class ChatBackend(Protocol):
+    key: str  # identity of backend + model, part of every cache key
+    label: str
+    max_concurrency: int
+
+    def chat(self, request: ChatRequest) -> ChatAnswer: ...
+
+
+@dataclass
+class LLMStats:
+    calls: int = 0  # answers the backend really produced (not from the cache)
+    cached: int = 0
+    errors: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+class AnswerCache:
+    """Answers on disk keyed by backend, model and the whole request: a rerun pays nothing."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
+        self._db.commit()
+
+    @staticmethod
+    def key(backend_key: str, request: ChatRequest) -> str:
+        blob = json.dumps([backend_key, asdict(request)], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def get(self, key: str) -> ChatAnswer | None:
+        with self._lock:
+            row = self._db.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return ChatAnswer(**{**json.loads(row[0]), "cached": True})
+
+    def put(self, key: str, answer: ChatAnswer) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(asdict(answer))))
+            self._db.commit()
+
+
+class LLMClient:
+    """What chunkers talk to: `ask_many` runs requests through the cache and the backend concurrently."""
+
+    def __init__(self, backend: ChatBackend, cache: AnswerCache | None = None) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.stats = LLMStats()
+        self._lock = threading.Lock()
+
+    @property
+    def key(self) -> str:
+        return self.backend.key
+
+    @property
+    def label(self) -> str:
+        return self.backend.label
+
+    def ask(self, request: ChatRequest) -> ChatAnswer:
+        key = AnswerCache.key(self.backend.key, request)
+        hit = self.cache.get(key) if self.cache else None
+        if hit is not None:
+            with self._lock:
+                self.stats.cached += 1
+            return hit
+        started = time.perf_counter()
+        try:
+            answer = self.backend.chat(request)
+        except LLMError as exc:
+            answer = ChatAnswer("", seconds=time.perf_counter() - started, error=str(exc))
+        with self._lock:
+            if answer.error:
+                self.stats.errors += 1
+            else:
+                self.stats.calls += 1
+                self.stats.tokens_in += answer.tokens_in
+                self.stats.tokens_out += answer.tokens_out
+            self.stats.seconds += answer.seconds
+        if self.cache and not answer.error:
+            self.cache.put(key, answer)
+        return answer
+
+    def ask_many(self, requests: Sequence[ChatRequest],
+                 progress: Callable[[int, int], None] | None = None) -> list[ChatAnswer]:
+        """All requests, at most `backend.max_concurrency` at a time; answers in request order."""
+        if not requests:
+            return []
+        done = 0
+        lock = threading.Lock()
+
+        def one(req: ChatRequest) -> ChatAnswer:
+            nonlocal done
+            ans = self.ask(req)
+            with lock:
+                done += 1
+                if progress:
+                    progress(done, len(requests))
+            return ans
+
+        workers = max(1, min(self.backend.max_concurrency, len(requests)))
+        if workers == 1:
+            return [one(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(one, requests))

@@ -1,0 +1,237 @@
+"""CHOP's two LLM tasks, the CNM-Extractor and the Continuity Decision: prompts, JSON schemas, and parsing
+that never crashes. A chatty answer has its first {...} pulled out; what still fails validation becomes
+null fields plus a recorded error.
+
+`PromptedCnm` runs both tasks through any chat backend; `core.llm.rules.RuleCnm` does the same job without
+a model. Both expose `extract`, `decide`, `key`, `label` and `stats`, which is all CHOP needs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from core.llm.base import ChatRequest, LLMClient
+
+CNM_PROMPT = """Extract the product CNM (category, nouns, model) from the text below.
+
+Rules:
+- category: the broadest product family the text describes (for example camera, air conditioner, fan). Use null \
+if there is none.
+- model: the specific model or series name (for example 225B, X-SERIES). Use null if there is none.
+- nouns: one or two key product nouns.
+  * The first item must be the core compound noun. If the focus is a specific part, task or function within the \
+category, write it as "<category> <specific noun>" (for example "air conditioner filter").
+  * Any other item is a single noun for a part, action or function (for example battery, charger, filter, nozzle, fan).
+- Any field that is unclear or ambiguous must be null.
+- Always give your best estimate and a confidence score between 0 and 1.
+- Return JSON only: {{"category": ..., "nouns": [...], "model": ..., "confidence": ...}}
+
+Input text:
+{text}"""
+
+CONTINUITY_PROMPT = """Decide whether the current text continues the same manual as the previous anchor text.
+
+Decision goal: be conservative. Keep the text in the same manual unless there is strong evidence otherwise.
+
+Decision rules:
+- same = true when: the product category or model is the same, or the text merely moves to another section.
+- same = false when: the product category changes, a new model appears (for example 225B -> 226R), or a \
+new-document marker appears (a title page, a cover, a new table of contents).
+
+Return JSON only: {{"same": true or false, "reason": "a few words"}}
+
+Previous anchor:
+{anchor}
+
+Current text to judge:
+{current}"""
+
+CNM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "category": {"type": ["string", "null"]},
+        "nouns": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "model": {"type": ["string", "null"]},
+        "confidence": {"type": "number"},
+    },
+    "required": ["category", "nouns", "model", "confidence"],
+}
+CONTINUITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"same": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["same"],
+}
+
+
+def _none_if_blank(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().lower() in ("", "null", "none", "n/a", "unknown"):
+        return None
+    return value
+
+
+class CNM(BaseModel):
+    """Category / nouns / model of a chunk, validated."""
+
+    category: str | None = None
+    nouns: list[str] = Field(default_factory=list)
+    model: str | None = None
+    confidence: float = 0.0
+
+    @field_validator("category", "model", mode="before")
+    @classmethod
+    def _text_or_null(cls, v: Any) -> Any:
+        v = _none_if_blank(v)
+        if isinstance(v, list):  # some models answer ["225B"]
+            v = v[0] if v else None
+        return str(v).strip() if v is not None else None
+
+    @field_validator("nouns", mode="before")
+    @classmethod
+    def _noun_list(cls, v: Any) -> Any:
+        v = _none_if_blank(v)
+        if v is None:
+            return []
+        if isinstance(v, str):
+            v = [v]
+        return [str(x).strip() for x in v if _none_if_blank(x) is not None][:2]
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _unit_interval(cls, v: Any) -> Any:
+        try:
+            return min(1.0, max(0.0, float(v)))
+        except (TypeError, ValueError):
+            return 0.0
+
+    def is_empty(self) -> bool:
+        return not (self.category or self.nouns or self.model)
+
+
+class Continuity(BaseModel):
+    same: bool
+    reason: str = ""
+
+    @field_validator("same", mode="before")
+    @classmethod
+    def _boolish(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            low = v.strip().lower()
+            if low in ("true", "yes", "same"):
+                return True
+            if low in ("false", "no", "different", "new"):
+                return False
+        return v
+
+
+@dataclass
+class CnmResult:
+    cnm: CNM
+    raw: str = ""
+    seconds: float = 0.0
+    error: str | None = None
+    cached: bool = False
+    failed: bool = False  # the backend gave no answer at all (unreachable, timed out)
+
+
+@dataclass
+class DecisionResult:
+    same: bool
+    reason: str = ""
+    raw: str = ""
+    seconds: float = 0.0
+    error: str | None = None
+    cached: bool = False
+    failed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first {...} in `text` that parses as a JSON object (models wrap JSON in fences and prose)."""
+    try:
+        obj = json.loads(text)
+        if isinstance(obj, dict):
+            return obj
+    except (json.JSONDecodeError, TypeError):
+        pass
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", text or ""):
+        try:
+            obj, _ = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+def parse_cnm(raw: str) -> tuple[CNM, str | None]:
+    obj = first_json_object(raw)
+    if obj is None:
+        return CNM(), "no JSON object in the answer"
+    try:
+        return CNM.model_validate(obj), None
+    except ValidationError as exc:
+        return CNM(), f"invalid CNM JSON: {exc.errors()[0]['msg']}"
+
+
+def parse_continuity(raw: str) -> tuple[bool, str, str | None]:
+    """(same, reason, error). Unreadable answers keep the text in the same manual, as the prompt's conservative
+    goal asks, and say so in `error`."""
+    obj = first_json_object(raw)
+    if obj is not None:
+        try:
+            c = Continuity.model_validate(obj)
+            return c.same, c.reason, None
+        except ValidationError as exc:
+            return True, "", f"invalid decision JSON: {exc.errors()[0]['msg']}"
+    bare = re.search(r"\b(true|false)\b", raw or "", re.IGNORECASE)
+    if bare:
+        return bare.group(1).lower() == "true", "", None
+    return True, "", "no decision in the answer (kept as same)"
+
+
+class PromptedCnm:
+    """CNM extraction and continuity decisions by prompting a chat backend (METHODS.md, CHOP)."""
+
+    def __init__(self, client: LLMClient, cnm_chars: int = 1000, decision_chars: int = 1000) -> None:
+        self.client = client
+        self.cnm_chars = cnm_chars
+        self.decision_chars = decision_chars
+        self.key = f"prompted:{client.key}"
+        self.label = client.label
+        self.stats = client.stats
+
+    def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
+        reqs = [ChatRequest(CNM_PROMPT.format(text=t[: self.cnm_chars]), json_schema=CNM_SCHEMA, max_tokens=200)
+                for t in texts]
+        out = []
+        for ans in self.client.ask_many(reqs, progress):
+            if ans.error:
+                out.append(CnmResult(CNM(), ans.text, ans.seconds, ans.error, ans.cached, failed=True))
+                continue
+            cnm, err = parse_cnm(ans.text)
+            out.append(CnmResult(cnm, ans.text, ans.seconds, err, ans.cached))
+        return out
+
+    def decide(self, pairs: Sequence[tuple[str, str]],
+               progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
+        n = self.decision_chars
+        reqs = [ChatRequest(CONTINUITY_PROMPT.format(anchor=a[:n], current=c[:n]), json_schema=CONTINUITY_SCHEMA,
+                            max_tokens=80) for a, c in pairs]
+        out = []
+        for ans in self.client.ask_many(reqs, progress):
+            if ans.error:
+                out.append(DecisionResult(True, "", ans.text, ans.seconds, ans.error, ans.cached, failed=True))
+                continue
+            same, reason, err = parse_continuity(ans.text)
+            out.append(DecisionResult(same, reason, ans.text, ans.seconds, err, ans.cached))
+        return out

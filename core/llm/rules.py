@@ -1,0 +1,182 @@
+"""A CNM backend with no model: a real, rule-based extractor, labelled as such everywhere it is shown.
+
+- model: model-number patterns (letters and digits together: 225B, X100, SM-G973F, X-SERIES), minus things
+  that look like models but are not (units, IP ratings, refrigerants, battery sizes);
+- category: a lexicon of product families scored by keyword counts;
+- nouns: "<category> <most frequent part noun>" plus the next part noun;
+- continuity: FALSE on a new-document marker, a confident category change, a different model that dominates
+  the current text, or (with an embedder) a very low similarity; TRUE otherwise (the conservative default).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from core.llm.base import LLMStats
+from core.llm.cnm import CNM, CnmResult, DecisionResult
+
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "air conditioner": ("air conditioner", "air conditioning", "aircon", "refrigerant", "cooling mode", "heat pump",
+                        "indoor unit", "outdoor unit", "btu", "cool mode", "heat mode"),
+    "dehumidifier": ("dehumidifier", "dehumidifying", "dehumidification", "water tank", "humidity level",
+                     "continuous drain", "bucket full"),
+    "fan": ("fan", "oscillation", "oscillate", "fan blade", "pedestal", "tower fan", "breeze", "blade guard"),
+    "camera": ("camera", "lens", "shutter", "photo", "aperture", "viewfinder", "iso", "exposure", "memory card"),
+    "smartphone": ("phone", "smartphone", "sim card", "calls", "contacts", "messages", "galaxy", "android"),
+    "tablet": ("tablet", "s pen", "keyboard cover"),
+    "smartwatch": ("watch", "wrist", "strap", "heart rate", "workout", "band", "tracker"),
+    "television": ("television", "tv", "channel", "hdmi", "antenna"),
+    "washing machine": ("washing machine", "washer", "laundry", "spin", "detergent", "drum"),
+    "refrigerator": ("refrigerator", "fridge", "freezer", "ice maker", "crisper"),
+    "vacuum cleaner": ("vacuum", "suction", "dust bin", "brush roll"),
+    "printer": ("printer", "toner", "ink cartridge", "paper tray", "print job"),
+    "headphones": ("headphones", "earbuds", "ear tips", "noise cancelling"),
+    "router": ("router", "wi-fi network", "ethernet port", "wan port"),
+    "microwave oven": ("microwave", "defrost", "turntable"),
+}
+PART_NOUNS: tuple[str, ...] = (
+    "filter", "battery", "charger", "remote", "remote control", "lens", "shutter", "blade", "motor", "timer",
+    "display", "screen", "button", "sensor", "tank", "drain", "hose", "nozzle", "cable", "plug", "strap", "card",
+    "memory card", "flash", "menu", "mode", "app", "settings", "camera", "speaker", "microphone", "cover", "case",
+    "fan", "pipe", "bucket", "grille", "louver", "thermostat", "warranty", "installation", "cleaning", "error code",
+    "sim card", "keyboard", "pen", "notification", "alarm", "wallpaper", "bluetooth", "wi-fi", "fingerprint",
+)
+_MODEL_RE = re.compile(r"\b(?:[A-Z]{1,4}-?){0,2}\d{2,5}[A-Za-z]{0,3}\+?(?:-[A-Z0-9]{1,4})?\b|\b[A-Z][A-Z0-9]*-SERIES\b")
+# short models ("S9", "Note 10", "Tab S6") only count after a series word, or error codes like E4 would too
+_NAMED_MODEL_RE = re.compile(r"\b(?:Galaxy|Tab|Note|Model|Series|Type|No\.)\s?([A-Z]{0,2}\d{1,4}[A-Za-z]{0,2}\+?)")
+_NOT_A_MODEL = re.compile(
+    r"^(?:\d+(?:V|W|A|Hz|mm|cm|m|kg|g|mAh|Ah|GB|MB|TB|K|MP|s|h|min|dB|L|ml|px|p|x|fps|th|st|nd|rd)?"
+    r"|IP\d+|MP[34]|[HX]26\d|R\d{2,3}A?|LR\d+|CR\d+|AAA?|USB\d*|PM\d+|CO2|HDMI\d*|DDR\d|LTE\d*|[0-9]+G)$",
+    re.IGNORECASE,
+)
+_DOC_MARKER = re.compile(
+    r"(?im)^\s*(?:#\s+.*\b(?:user manual|user guide|owner'?s manual|instruction manual)\b|"
+    r".*\b(?:user manual|user guide|owner'?s manual|instruction manual)\s*$|table of contents\s*$|contents\s*$)"
+)
+
+
+def normalise_model(model: str | None) -> str:
+    return re.sub(r"[\s_-]+", "", (model or "")).lower()
+
+
+def models_match(a: str | None, b: str | None) -> bool:
+    """Same model: equal after normalising, or one names the other in full ("Galaxy S10" vs "S10")."""
+    if not a or not b:
+        return False
+    ta, tb = set(re.split(r"[\s_]+", a.lower())), set(re.split(r"[\s_]+", b.lower()))
+    return normalise_model(a) == normalise_model(b) or ta <= tb or tb <= ta
+
+
+def model_candidates(text: str) -> Counter[str]:
+    found: Counter[str] = Counter()
+    for m in _MODEL_RE.finditer(text):
+        cand = m.group(0)
+        if not re.search(r"\d", cand) and "SERIES" not in cand:
+            continue
+        if not re.search(r"[A-Za-z]", cand) or _NOT_A_MODEL.match(cand):
+            continue
+        found[cand] += 1
+    for m in _NAMED_MODEL_RE.finditer(text):
+        cand = m.group(1)
+        if cand.isdigit():  # "Note 10" -> "Note10": the number alone means nothing
+            cand = re.sub(r"\s+", "", m.group(0))
+        if cand not in found and not _NOT_A_MODEL.match(cand):
+            found[cand] += 1
+    return found
+
+
+def _keyword_counts(text: str, words: Sequence[str]) -> Counter[str]:
+    low = text.lower()
+    return Counter({w: n for w in words if (n := len(re.findall(rf"\b{re.escape(w)}s?\b", low)))})
+
+
+def category_scores(text: str) -> Counter[str]:
+    return Counter({cat: total for cat, words in CATEGORIES.items()
+                    if (total := sum(_keyword_counts(text, words).values()))})
+
+
+class RuleCnm:
+    """Rule-based CNM extraction and continuity decisions (no LLM; zero LLM calls and tokens)."""
+
+    key = "rules:v1"
+    label = "rule-based (no model)"
+
+    def __init__(self, embedder: Any = None, min_similarity: float = 0.1) -> None:
+        self.embedder = embedder
+        self.min_similarity = min_similarity
+        self.stats = LLMStats()
+
+    def extract_one(self, text: str) -> CNM:
+        cats = category_scores(text)
+        category, cat_score = cats.most_common(1)[0] if cats else (None, 0)
+        if cat_score < 2:
+            category = None
+        models = model_candidates(text)
+        model = None
+        if models:
+            head = model_candidates(text[:300])
+            model = (head or models).most_common(1)[0][0]
+        parts = [w for w, _ in _keyword_counts(text, PART_NOUNS).most_common() if w != category]
+        nouns: list[str] = []
+        if parts:
+            nouns.append(f"{category} {parts[0]}" if category else parts[0])
+            if len(parts) > 1:
+                nouns.append(parts[1])
+        elif category:
+            nouns.append(category)
+        evidence = (1 if category else 0) + (1 if model else 0) + (1 if nouns else 0)
+        confidence = round(min(0.9, 0.2 + 0.2 * evidence + 0.05 * min(cat_score, 4)), 2)
+        return CNM(category=category, nouns=nouns, model=model, confidence=confidence)
+
+    def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
+        out = []
+        for i, t in enumerate(texts):
+            started = time.perf_counter()
+            cnm = self.extract_one(t[:1000])
+            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started))
+            if progress:
+                progress(i + 1, len(texts))
+        return out
+
+    def decide_one(self, anchor: str, current: str, similarity: float | None = None) -> tuple[bool, str]:
+        marker = _DOC_MARKER.search(current[:400])
+        if marker:
+            return False, f"new-document marker: {marker.group(0).strip()[:60]!r}"
+        a_cats, c_cats = category_scores(anchor), category_scores(current)
+        if a_cats and c_cats:
+            (a_cat, a_n), (c_cat, c_n) = a_cats.most_common(1)[0], c_cats.most_common(1)[0]
+            if a_cat != c_cat and a_n >= 3 and c_n >= 3 and c_cats.get(a_cat, 0) == 0:
+                return False, f"category changes: {a_cat} -> {c_cat}"
+        a_models, c_models = model_candidates(anchor), model_candidates(current)
+        if c_models:
+            c_model, c_n = c_models.most_common(1)[0]
+            in_anchor = any(models_match(c_model, m) for m in a_models)
+            anchor_named_here = any(models_match(m, c) for m in a_models for c in c_models)
+            if a_models and not in_anchor and not anchor_named_here and c_n >= 2:
+                return False, f"new model: {a_models.most_common(1)[0][0]} -> {c_model}"
+        if similarity is not None and similarity < self.min_similarity:
+            return False, f"unrelated text (similarity {similarity:.2f})"
+        return True, "no strong evidence of a new document"
+
+    def decide(self, pairs: Sequence[tuple[str, str]],
+               progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
+        sims: list[float | None] = [None] * len(pairs)
+        if self.embedder is not None and pairs:
+            vecs = np.asarray(self.embedder.embed([t for pair in pairs for t in pair]), dtype=np.float32)
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            sims = [float(vecs[2 * i] @ vecs[2 * i + 1]) for i in range(len(pairs))]
+        out = []
+        for i, ((anchor, current), sim) in enumerate(zip(pairs, sims)):
+            started = time.perf_counter()
+            same, reason = self.decide_one(anchor[:1000], current[:1000], sim)
+            out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,
+                                      extra={"similarity": sim}))
+            if progress:
+                progress(i + 1, len(pairs))
+        return out

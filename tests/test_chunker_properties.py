@@ -1,0 +1,136 @@
+"""Property tests: for every chunker and on English, Chinese and punctuation-free text, chunks are exact spans,
+ordered, cover the text (gaps only whitespace), overlap as configured, and keep their size caps."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core import text as T
+from core.chunkers.base import ChunkerContext, make_chunker
+from core.documents import Document
+from core.tokens import count_tokens
+
+EN_WORDS = st.sampled_from([
+    "the", "filter", "fan", "remote", "battery", "camera", "lens", "mode", "timer", "press", "hold", "clean",
+    "water", "model", "225B", "Dr.", "e.g.", "temperature", "warranty", "(see", "Fig.", "2)", "3.5", "kg",
+    "well-known",
+])
+ZH_CHARS = st.sampled_from(list("空调过滤网风扇遥控器电池相机镜头模式定时按住清洁水型号温度保修"))
+
+
+@st.composite
+def english(draw) -> str:
+    paragraphs = []
+    for _ in range(draw(st.integers(1, 5))):
+        sentences = []
+        for _ in range(draw(st.integers(1, 6))):
+            words = draw(st.lists(EN_WORDS, min_size=1, max_size=30))
+            sentences.append(" ".join(words).capitalize() + draw(st.sampled_from([".", "!", "?", ":", ""])))
+        paragraphs.append(draw(st.sampled_from([" ", "  ", "\n"])).join(sentences))
+    return draw(st.sampled_from(["\n\n", "\n \n", "\n\n\n"])).join(paragraphs)
+
+
+@st.composite
+def chinese(draw) -> str:
+    paragraphs = []
+    for _ in range(draw(st.integers(1, 4))):
+        sentences = [
+            "".join(draw(st.lists(ZH_CHARS, min_size=1, max_size=40))) + draw(st.sampled_from(["。", "！", "？", ""]))
+            for _ in range(draw(st.integers(1, 6)))
+        ]
+        paragraphs.append("".join(sentences))
+    return "\n\n".join(paragraphs)
+
+
+@st.composite
+def no_punctuation(draw) -> str:
+    if draw(st.booleans()):
+        return " ".join(draw(st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1,
+                                      max_size=400)))
+    return draw(st.text(alphabet="abcdefghij", min_size=1, max_size=3000))  # no spaces at all
+
+
+TEXTS = st.one_of(english(), chinese(), no_punctuation())
+
+# (spec, measure for the cap, cap) -- small caps so that they bind on the generated texts
+SPECS = [
+    ("naive-500t:size=40:overlap=10", "tokens", 40),
+    ("recursive:theta=25", "words", 25),
+    ("paragraph:theta=25", "words", 25),
+    ("sentence:max_tokens=40", "tokens", 40),
+    ("cosine:max_tokens=40", "tokens", 40),
+    ("cosine", None, None),
+    ("semantic:max_tokens=40", "tokens", 40),
+]
+
+
+def check_spans(text: str, chunks) -> None:
+    assert chunks or not text.strip(), "non-empty text produced no chunks"
+    for c in chunks:
+        assert text[c.start : c.end] == c.text, "chunk text is not its exact span"
+        assert c.text and not c.text[0].isspace() and not c.text[-1].isspace()
+        assert c.token_count == count_tokens(c.text)
+    for a, b in zip(chunks, chunks[1:]):
+        assert a.start < b.start and a.end < b.end, "chunks out of order"
+        assert b.index == a.index + 1
+    covered = 0
+    for c in chunks:
+        if c.start > covered:
+            assert not text[covered : c.start].strip(), f"uncovered text {text[covered:c.start]!r}"
+        covered = max(covered, c.end)
+    assert not text[covered:].strip(), "text after the last chunk is uncovered"
+
+
+@pytest.mark.parametrize(("spec", "unit", "cap"), SPECS, ids=[s[0] for s in SPECS])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(text=TEXTS)
+def test_chunker_spans(cached_minilm, spec, unit, cap, text):
+    chunker = make_chunker(spec, ChunkerContext(embedder=cached_minilm))
+    chunks = chunker.chunk(Document("d", "d", text)).chunks
+    check_spans(text, chunks)
+    if cap is not None:
+        for c in chunks:
+            size = c.token_count if unit == "tokens" else T.count_words(c.text)
+            assert size <= cap, f"{size} {unit} over the cap of {cap}"
+    if not spec.startswith("naive"):
+        for a, b in zip(chunks, chunks[1:]):
+            assert b.start >= a.end, "this chunker has no overlap configured"
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=TEXTS, size=st.integers(8, 60), ratio=st.floats(0.0, 0.5))
+def test_naive_overlap_is_as_configured(text, size, ratio):
+    overlap = int(size * ratio)
+    chunks = make_chunker(f"naive-500t:size={size}:overlap={overlap}").chunk(Document("d", "d", text)).chunks
+    check_spans(text, chunks)
+    for a, b in zip(chunks, chunks[1:]):
+        shared = count_tokens(text[b.start : a.end]) if b.start < a.end else 0
+        # window edges are trimmed of whitespace and CJK bytes snap to characters: allow a token either way
+        assert overlap - 2 <= shared <= overlap + 1, (overlap, shared)
+    for c in chunks:
+        assert c.token_count <= size
+
+
+def test_naive_defaults_match_methods():
+    chunker = make_chunker("naive-500t")
+    assert (chunker.size, chunker.overlap) == (500, 100)
+
+
+def test_cosine_breaks_where_similarity_falls(cached_minilm):
+    text = ("The camera battery charges in two hours. Charge the camera battery before first use. "
+            "Tomato soup needs basil and garlic. Simmer the soup for twenty minutes.")
+    result = make_chunker("cosine", ChunkerContext(embedder=cached_minilm)).chunk(Document("d", "d", text))
+    assert [c.text.split(".")[0] for c in result.chunks] == [
+        "The camera battery charges in two hours", "Tomato soup needs basil and garlic"]
+    assert result.trace["values"][1] < 0.35 <= min(result.trace["values"][0], result.trace["values"][2])
+
+
+def test_sentence_splitting_handles_abbreviations_and_chinese():
+    en = "Dr. Smith uses e.g. the filter. See Fig. 2 for details. Done!"
+    assert [en[s:e] for s, e in T.sentences(en)] == ["Dr. Smith uses e.g. the filter.", "See Fig. 2 for details.",
+                                                    "Done!"]
+    zh = "这是第一句。这是第二句！第三句？"
+    assert [zh[s:e] for s, e in T.sentences(zh)] == ["这是第一句。", "这是第二句！", "第三句？"]

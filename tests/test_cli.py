@@ -1,0 +1,107 @@
+"""`python -m core bench`: the JSON contract, the table, and one clear line for every bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_datasets import write_folder
+
+TEXT_A = ("Clean the air filter every two weeks. Rinse it in lukewarm water and let it dry in the shade.\n\n"
+          "Error E4 means the indoor temperature sensor failed. Switch the unit off and call service.\n\n"
+          "The remote control uses two AAA batteries.")
+TEXT_B = ("Charge the camera battery for three hours before first use.\n\n"
+          "Press the shutter button halfway to focus, then fully to take the picture.")
+
+
+def run_cli(*args, workspace):
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture()
+def tiny(tmp_path):
+    def ref(doc, text, phrase):
+        start = text.index(phrase)
+        return {"doc_id": doc, "start": start, "end": start + len(phrase)}
+
+    questions = [
+        {"qid": "q1", "question": "How often do I clean the filter?", "product": "AC 225B",
+         "references": [ref("ac", TEXT_A, "Clean the air filter every two weeks.")]},
+        {"qid": "q2", "question": "What does E4 mean?", "product": "AC 225B",
+         "references": [ref("ac", TEXT_A, "Error E4 means the indoor temperature sensor failed.")]},
+        {"qid": "q3", "question": "How long does charging take?", "product": "Camera X100",
+         "references": [ref("cam", TEXT_B, "Charge the camera battery for three hours before first use.")]},
+    ]
+    docs = [{"doc_id": "ac", "title": "AC", "text": TEXT_A}, {"doc_id": "cam", "title": "Cam", "text": TEXT_B}]
+    return write_folder(tmp_path / "tiny", docs, questions)
+
+
+CONTRACT_KEYS = ("hit", "mrr", "ndcg", "dcg", "recall", "span_recall", "span_precision", "span_iou")
+
+
+@pytest.mark.slow
+def test_bench_writes_the_json_contract(tiny, tmp_path):
+    out = tmp_path / "report.json"
+    specs = "naive-500t:size=20:overlap=5,paragraph,sentence:max_tokens=30,cosine,semantic,recursive:theta=30"
+    proc = run_cli("bench", "--data", str(tiny), "--chunkers", specs, "--k", "1,3", "--qualify-queries",
+                   "--out", str(out), workspace=tmp_path / "ws")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["dataset"] == "tiny" and report["embedder"].startswith("all-MiniLM-L6-v2")
+    assert report["qualify_queries"] is True
+    assert list(report["results"]) == specs.split(",")
+    for result in report["results"].values():
+        for k in (1, 3):
+            for key in CONTRACT_KEYS:
+                assert 0.0 <= result[f"{key}@{k}"] <= (2.0 if key == "dcg" else 1.0)
+        assert isinstance(result["n_chunks"], int) and result["n_chunks"] > 0
+        assert result["mean_chunk_tokens"] > 0
+        assert set(result["seconds"]) == {"chunk", "embed", "index", "query"}
+    # these questions are easy: every chunker finds the paragraph in its top 3
+    assert all(r["hit@3"] == 1.0 for r in report["results"].values())
+    assert "paragraph" in proc.stdout and "hit@1" in proc.stdout
+    # a second run reuses chunks and collections
+    again = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "1", "--out", str(out),
+                    workspace=tmp_path / "ws")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(out.read_text())["results"]["paragraph"]["cached"] == {"chunks": True, "collection": True}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--data", "/no/such/folder", "--chunkers", "paragraph"], "not a folder"),
+        (["--chunkers", "nonsense"], "unknown chunker 'nonsense'"),
+        (["--chunkers", "recursive:theta=abc"], "not a valid"),
+        (["--chunkers", "recursive:size=3"], "has no parameter 'size'"),
+        (["--chunkers", "naive-500t:size=10:overlap=10"], "overlap < size"),
+        (["--chunkers", "paragraph", "--chroma", "nonsense"], "HOST:PORT"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tiny, tmp_path, args, message):
+    if "--data" not in args:
+        args = ["--data", str(tiny), *args]
+    proc = run_cli("bench", *args, workspace=tmp_path / "ws")
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") <= 1
+
+
+def test_bad_k_is_an_argparse_error(tiny, tmp_path):
+    proc = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "0,x", workspace=tmp_path)
+    assert proc.returncode == 2 and "--k" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_chunkers_lists_the_registry(tmp_path):
+    proc = run_cli("chunkers", workspace=tmp_path)
+    assert proc.returncode == 0
+    for name in ("naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic"):
+        assert name in proc.stdout

@@ -1,0 +1,70 @@
+"""qa-spans v1 folders: loading, checking, product-qualified questions, joined streams."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.datasets import joined, load_dataset
+from core.errors import DatasetError
+from tests.conftest import SHARED_DATA, shared_dataset
+
+
+def write_folder(path, docs, questions):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    (path / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions) + "\n")
+    return path
+
+
+DOCS = [{"doc_id": "a", "title": "A", "text": "Filter every two weeks."},
+        {"doc_id": "b", "title": "B", "text": "Battery charges in three hours."}]
+QS = [{"qid": "1", "question": "How long to charge?", "answer": "three hours", "product": "Cam X",
+       "references": [{"doc_id": "b", "start": 19, "end": 30}]}]
+
+
+def test_load_and_join(tmp_path):
+    ds = load_dataset(write_folder(tmp_path / "ok", DOCS, QS))
+    q = ds.questions[0]
+    assert q.text() == "How long to charge?" and q.text(qualify=True) == "Cam X: How long to charge?"
+    stream = joined(ds)
+    doc = stream.documents[0]
+    (ref,) = stream.questions[0].references
+    assert doc.text[ref.start : ref.end] == "three hours" == ds.documents[1].text[19:30]
+    assert doc.joins == [len(DOCS[0]["text"]) + 2]
+
+
+@pytest.mark.parametrize(
+    ("docs", "questions", "message"),
+    [
+        ([], QS, "no documents"),
+        (DOCS, [], "no questions"),
+        (DOCS, [{**QS[0], "references": [{"doc_id": "zzz", "start": 0, "end": 1}]}], "unknown doc_id"),
+        (DOCS, [{**QS[0], "references": [{"doc_id": "a", "start": 5, "end": 999}]}], "outside"),
+        (DOCS, [{**QS[0], "references": []}], "non-empty 'references'"),
+        ([DOCS[0], DOCS[0]], QS, "duplicate doc_id"),
+    ],
+)
+def test_bad_folders_name_the_problem(tmp_path, docs, questions, message):
+    with pytest.raises(DatasetError, match=message):
+        load_dataset(write_folder(tmp_path / "bad", docs, questions))
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(DatasetError, match="not a folder"):
+        load_dataset(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match="missing"):
+        load_dataset(tmp_path / "empty")
+    folder = write_folder(tmp_path / "broken", DOCS, QS)
+    (folder / "questions.jsonl").write_text('{"qid": 1,\n')
+    with pytest.raises(DatasetError, match=r"questions.jsonl:1: not valid JSON"):
+        load_dataset(folder)
+
+
+@pytest.mark.parametrize("name", ["chroma_eval", "covid_qa", "emanual_galaxy"])
+def test_shared_sets_load_with_exact_spans(name):
+    ds = load_dataset(shared_dataset(name))
+    assert ds.questions and ds.documents
+    assert SHARED_DATA.exists()

@@ -1,0 +1,46 @@
+"""The bundled MiniLM embedder, its long-text policy, and the on-disk cache."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.embeddings import CachedEmbedder, EmbeddingCache
+
+
+def test_minilm_is_bundled_and_meaningful(minilm):
+    v = minilm.embed(["a cat sat on the mat", "a kitten rested on a rug", "quarterly tax credit carry-forward"])
+    assert v.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > 0.5 > v[0] @ v[2]
+    assert minilm.describe() == "all-MiniLM-L6-v2 (truncate@256 word pieces)"
+
+
+def test_long_text_truncate_ignores_the_tail_and_window_reads_it():
+    from core.embeddings import SentenceTransformerEmbedder
+
+    truncate = SentenceTransformerEmbedder(long_text="truncate")
+    window = SentenceTransformerEmbedder(long_text="window")
+    head = "The air filter should be cleaned every two weeks. " * 40  # well over 256 word pieces
+    a, b = head + "Error E4 means the temperature sensor failed.", head + "The camera battery charges in three hours."
+    assert len(window.windows(a)) >= 2
+    assert np.allclose(truncate.embed([a])[0], truncate.embed([b])[0], atol=1e-5)  # the tail is never read
+    wa, wb = window.embed([a, b])
+    assert wa @ wb < 0.999  # the windowed embedding sees the different tails
+    short = "Clean the filter."
+    assert np.allclose(truncate.embed([short]), window.embed([short]), atol=1e-5)
+
+
+def test_windows_cover_every_word_piece(minilm):
+    text = " ".join(f"word{i}" for i in range(600))
+    pieces = minilm.windows(text)
+    assert "".join(p.replace(" ", "") for p in pieces) == text.replace(" ", "")
+
+
+def test_cache_skips_known_texts(minilm, tmp_path):
+    cached = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "e.sqlite"))
+    first = cached.embed(["alpha", "beta", "alpha"])
+    assert cached.stats.computed == 2
+    again = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "e.sqlite"))  # new process, same file
+    second = again.embed(["beta", "alpha"])
+    assert again.stats.computed == 0
+    assert np.array_equal(first[1], second[0]) and np.array_equal(first[0], second[1])
