@@ -99,6 +99,8 @@ class CNM(BaseModel):
             return []
         if isinstance(v, str):
             v = [v]
+        if not isinstance(v, list):
+            raise ValueError("nouns must be a list of strings")
         return [str(x).strip() for x in v if _none_if_blank(x) is not None][:2]
 
     @field_validator("confidence", mode="before")
@@ -202,16 +204,20 @@ def parse_continuity(raw: str) -> tuple[bool, str, str | None]:
 class PromptedCnm:
     """CNM extraction and continuity decisions by prompting a chat backend (METHODS.md, CHOP)."""
 
-    def __init__(self, client: LLMClient, cnm_chars: int = 1000, decision_chars: int = 1000) -> None:
+    def __init__(self, client: LLMClient, cnm_chars: int = 1000, decision_chars: int = 1000,
+                 cnm_max_tokens: int = 200, decision_max_tokens: int = 80) -> None:
         self.client = client
         self.cnm_chars = cnm_chars
         self.decision_chars = decision_chars
+        self.cnm_max_tokens = cnm_max_tokens
+        self.decision_max_tokens = decision_max_tokens
         self.key = f"prompted:{client.key}"
         self.label = client.label
         self.stats = client.stats
 
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
-        reqs = [ChatRequest(CNM_PROMPT.format(text=t[: self.cnm_chars]), json_schema=CNM_SCHEMA, max_tokens=200)
+        reqs = [ChatRequest(CNM_PROMPT.format(text=t[: self.cnm_chars]), json_schema=CNM_SCHEMA,
+                            max_tokens=self.cnm_max_tokens)
                 for t in texts]
         out = []
         for ans in self.client.ask_many(reqs, progress):
@@ -226,7 +232,7 @@ class PromptedCnm:
                progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
         n = self.decision_chars
         reqs = [ChatRequest(CONTINUITY_PROMPT.format(anchor=a[:n], current=c[:n]), json_schema=CONTINUITY_SCHEMA,
-                            max_tokens=80) for a, c in pairs]
+                            max_tokens=self.decision_max_tokens) for a, c in pairs]
         out = []
         for ans in self.client.ask_many(reqs, progress):
             if ans.error:

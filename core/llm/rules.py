@@ -26,7 +26,9 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
                         "indoor unit", "outdoor unit", "btu", "cool mode", "heat mode"),
     "dehumidifier": ("dehumidifier", "dehumidifying", "dehumidification", "water tank", "humidity level",
                      "continuous drain", "bucket full"),
-    "fan": ("fan", "oscillation", "oscillate", "fan blade", "pedestal", "tower fan", "breeze", "blade guard"),
+    # not the bare word "fan": air conditioners and dehumidifiers have a fan speed too
+    "fan": ("electric fan", "pedestal fan", "tower fan", "desk fan", "ceiling fan", "oscillation", "oscillate",
+            "fan blade", "pedestal", "breeze", "blade guard"),
     "camera": ("camera", "lens", "shutter", "photo", "aperture", "viewfinder", "iso", "exposure", "memory card"),
     "smartphone": ("phone", "smartphone", "sim card", "calls", "contacts", "messages", "galaxy", "android"),
     "tablet": ("tablet", "s pen", "keyboard cover"),
@@ -55,9 +57,11 @@ _NOT_A_MODEL = re.compile(
     r"|IP\d+|MP[34]|[HX]26\d|R\d{2,3}A?|LR\d+|CR\d+|AAA?|USB\d*|PM\d+|CO2|HDMI\d*|DDR\d|LTE\d*|[0-9]+G)$",
     re.IGNORECASE,
 )
+_MANUAL_WORDS = r"(?:user manual|user guide|owner'?s manual|instruction manual|operating instructions)"
+# a title: a Markdown H1 naming a manual, a short line "<product> user manual", or a table of contents
 _DOC_MARKER = re.compile(
-    r"(?im)^\s*(?:#\s+.*\b(?:user manual|user guide|owner'?s manual|instruction manual)\b|"
-    r".*\b(?:user manual|user guide|owner'?s manual|instruction manual)\s*$|table of contents\s*$|contents\s*$)"
+    rf"(?im)^(?:#[ \t]+[^\n]*\b{_MANUAL_WORDS}\b[^\n]*|[A-Z][^\n]{{2,60}}\b{_MANUAL_WORDS}[ \t]*|"
+    r"table of contents[ \t]*)$"
 )
 
 
@@ -145,13 +149,13 @@ class RuleCnm:
         return out
 
     def decide_one(self, anchor: str, current: str, similarity: float | None = None) -> tuple[bool, str]:
-        marker = _DOC_MARKER.search(current[:400])
+        marker = _DOC_MARKER.search(current)
         if marker:
             return False, f"new-document marker: {marker.group(0).strip()[:60]!r}"
         a_cats, c_cats = category_scores(anchor), category_scores(current)
         if a_cats and c_cats:
             (a_cat, a_n), (c_cat, c_n) = a_cats.most_common(1)[0], c_cats.most_common(1)[0]
-            if a_cat != c_cat and a_n >= 3 and c_n >= 3 and c_cats.get(a_cat, 0) == 0:
+            if a_cat != c_cat and a_n >= 3 and c_n >= 5 and c_cats.get(a_cat, 0) == 0:
                 return False, f"category changes: {a_cat} -> {c_cat}"
         a_models, c_models = model_candidates(anchor), model_candidates(current)
         if c_models:
@@ -174,7 +178,7 @@ class RuleCnm:
         out = []
         for i, ((anchor, current), sim) in enumerate(zip(pairs, sims)):
             started = time.perf_counter()
-            same, reason = self.decide_one(anchor[:1000], current[:1000], sim)
+            same, reason = self.decide_one(anchor, current, sim)  # rules cost nothing: read the whole windows
             out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,
                                       extra={"similarity": sim}))
             if progress:

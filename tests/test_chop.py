@@ -1,0 +1,165 @@
+"""CHOP without a server: answer parsing, the rule backend, prefix placement, continuity bookkeeping,
+boundary scoring, and CNM-aware retrieval on the project's sample manuals."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.boundaries import score_boundaries
+from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.chop import prefix_text
+from core.datasets import joined, load_dataset
+from core.documents import Document, join_documents
+from core.llm.cnm import CNM, first_json_object, parse_cnm, parse_continuity
+from core.llm.rules import RuleCnm, model_candidates, models_match
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "sample_data" / "qa"
+
+
+def test_first_json_object_is_pulled_out_of_chatty_answers():
+    raw = 'Sure! Here it is:\n```json\n{"category": "fan", "nouns": ["fan blade"], "model": "F30"}\n```\nHope it helps.'
+    assert first_json_object(raw) == {"category": "fan", "nouns": ["fan blade"], "model": "F30"}
+    assert first_json_object("no json {here") is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected", "error"),
+    [
+        ('{"category": "camera", "nouns": "camera battery", "model": "X100", "confidence": "0.8"}',
+         CNM(category="camera", nouns=["camera battery"], model="X100", confidence=0.8), None),
+        ('{"category": "null", "nouns": ["a", "b", "c"], "model": ["225B"], "confidence": 7}',
+         CNM(category=None, nouns=["a", "b"], model="225B", confidence=1.0), None),
+        ('{"category": "fan", "nouns": {"bad": 1}}', CNM(), "invalid CNM JSON"),
+        ('{"category": "air', CNM(), "no JSON object"),
+    ],
+)
+def test_cnm_answers_validate_or_become_null_with_an_error(raw, expected, error):
+    cnm, err = parse_cnm(raw)
+    assert cnm == expected
+    assert (err is None) if error is None else (error in err)
+
+
+def test_continuity_answers():
+    assert parse_continuity('{"same": false, "reason": "new model"}') == (False, "new model", None)
+    assert parse_continuity('{"same": "TRUE"}')[0] is True
+    assert parse_continuity("FALSE - the category changes")[:2] == (False, "")
+    same, _, err = parse_continuity("I cannot tell.")
+    assert same is True and "kept as same" in err
+
+
+def test_rule_backend_reads_models_and_categories():
+    rule = RuleCnm()
+    cnm = rule.extract_one("Nordwind 225B air conditioner. Clean the air filter of the air conditioner. The remote "
+                           "control needs two AAA batteries. Refrigerant R32, 220V, IP24.")
+    assert cnm.category == "air conditioner" and cnm.model == "225B"
+    assert cnm.nouns[0] == "air conditioner filter"
+    assert set(model_candidates("IP68 R410A 5000mAh 4K 12MP CR2032 AAA E4")) == set()
+    assert models_match("Galaxy S10", "S10") and not models_match("S10", "S10e")
+    same, reason = rule.decide_one("The 225B unit cools the room.", "The 226R heat pump. Press 226R mode.")
+    assert not same and "226R" in reason
+    assert rule.decide_one("Clean the filter.", "# Lumora X200 Camera - User Manual\n\nCharge it.")[0] is False
+    assert rule.decide_one("Clean the filter monthly.", "Rinse the filter in water.")[0] is True
+
+
+def test_prefix_text_leaves_out_empty_fields():
+    assert prefix_text(CNM(category="fan", nouns=["fan blade", "motor"], model=None)) == \
+        "[Category: fan | Nouns: fan blade, motor]"
+    assert prefix_text(CNM()) == ""
+
+
+def _stream():
+    ds = load_dataset(SAMPLE)
+    return join_documents(ds.documents[:3])
+
+
+def test_chop_spans_prefixes_and_piecewise_constant_cnm():
+    stream = _stream()
+    chop = make_chunker("chop", ChunkerContext(llm=RuleCnm()))
+    result = chop.chunk(stream)
+    chunks = result.chunks
+    assert all(stream.text[c.start : c.end] == c.text for c in chunks)
+    assert chunks[0].meta["cnm_source"] == "extracted" and chunks[0].meta["continuity"] is None
+    for prev, cur in zip(chunks, chunks[1:]):
+        if cur.meta["continuity"]:
+            assert cur.meta["cnm"] == prev.meta["cnm"] and cur.meta["cnm_source"] == "inherited"
+        else:
+            assert cur.meta["cnm_source"] == "extracted"
+    assert chunks[0].embed_text.startswith(chunks[0].prefix + "\n")
+    breaks = sum(1 for c in chunks[1:] if c.meta["continuity"] is False)
+    assert result.trace["cd_calls"] == len(chunks) - 1 and result.trace["cnm_calls"] == breaks + 1
+    after = make_chunker("chop:prefix=after", ChunkerContext(llm=RuleCnm())).chunk(stream).chunks
+    assert after[0].embed_text.endswith("\n" + after[0].prefix)
+    bare = make_chunker("chop:prefix=none", ChunkerContext(llm=RuleCnm())).chunk(stream).chunks
+    assert bare[0].embed_text == bare[0].text and bare[0].meta["cnm"] == chunks[0].meta["cnm"]
+
+
+def test_anchor_mode_compares_against_the_run_start():
+    stream = _stream()
+    result = make_chunker("chop:mode=anchor", ChunkerContext(llm=RuleCnm())).chunk(stream)
+    assert len(result.trace["decisions"]) == len(result.chunks)
+
+
+def test_rule_backend_finds_the_sample_joins():
+    stream = _stream()
+    chunks = make_chunker("chop", ChunkerContext(llm=RuleCnm())).chunk(stream).chunks
+    scores = score_boundaries([c.end for c in chunks], [c.meta["continuity"] for c in chunks], stream.joins)
+    assert scores.true == 2 and scores.recall == 1.0
+
+
+def test_boundary_scoring_by_hand():
+    ends = [100, 200, 300, 400, 500]
+    # join at 250: the straddling window is 2, the next is 3; a FALSE at 3 counts, one at 1 does not
+    s = score_boundaries(ends, [None, False, True, False, True], [250])
+    assert (s.predicted, s.true, s.matched) == (2, 1, 1)
+    assert s.precision == 0.5 and s.recall == 1.0 and s.f1 == pytest.approx(2 / 3)
+    assert score_boundaries(ends, [None, True, True, True, True], [250]).f1 == 0.0
+
+
+def test_cnm_filter_beats_plain_chop_on_the_sample_set(cached_minilm, workspace):
+    from core.bench import BenchOptions, bench_dataset
+    from core.index import StoreSettings, VectorStore
+
+    ds = load_dataset(SAMPLE)
+    store = VectorStore(StoreSettings(path=workspace.chroma))
+    report = bench_dataset(ds, ["naive-500t", "chop", "chop:retrieval=filter"],
+                           BenchOptions([1, 10], qualify_queries=True, llm=RuleCnm()), cached_minilm, store,
+                           workspace)
+    r = report["results"]
+    assert r["chop"]["llm_calls"] == 0 and r["chop"]["boundary_f1"] is None
+    assert r["chop:retrieval=filter"]["hit@10"] > r["naive-500t"]["hit@10"]
+    assert r["chop:retrieval=filter"]["mrr@10"] > r["naive-500t"]["mrr@10"]
+    stream_report = bench_dataset(ds, ["chop"], BenchOptions([1], join=True, llm=RuleCnm()), cached_minilm, store,
+                                  workspace)
+    assert stream_report["results"]["chop"]["boundary_recall"] == 1.0
+
+
+def test_question_without_model_falls_back_to_plain_search(cached_minilm, workspace):
+    from core.index import StoreSettings, VectorStore
+    from core.pipeline import chunk_documents, index_run
+    from core.retrieval import CnmPolicy, Retriever
+
+    docs = [Document("a", "A", "Nordwind 225B air conditioner. Clean the filter every two weeks."),
+            Document("b", "B", "Nordwind 226R air conditioner. Clean the filter every four weeks.")]
+    chop = make_chunker("chop", ChunkerContext(llm=RuleCnm()))
+    run = chunk_documents(docs, chop)
+    store = VectorStore(StoreSettings(path=workspace.chroma))
+    idx = index_run(run, docs, cached_minilm, store)
+    r = Retriever(store, idx.collection, run.chunks, cached_minilm, CnmPolicy("filter", RuleCnm()))
+    hits = r.search("226R: how often do I clean the filter?", 2)
+    assert [h.chunk.doc_id for h in hits] == ["b"] and r.last_query_cnms[0].applied == "filter"
+    hits = r.search("how often do I clean the filter?", 2)
+    assert len(hits) == 2 and r.last_query_cnms[0].applied.startswith("none")
+    boosted = Retriever(store, idx.collection, run.chunks, cached_minilm, CnmPolicy("boost", RuleCnm(), boost=0.5))
+    top = boosted.search("226R: how often do I clean the filter?", 2)
+    assert top[0].chunk.doc_id == "b" and top[0].cnm_match == 1.0 and top[0].score == pytest.approx(
+        top[0].similarity + 0.5)
+
+
+def test_joined_dataset_keeps_gold_text():
+    ds = load_dataset(SAMPLE)
+    stream = joined(ds)
+    for q_plain, q_joined in zip(ds.questions, stream.questions):
+        (a,), (b,) = q_plain.references, q_joined.references
+        doc = next(d for d in ds.documents if d.doc_id == a.doc_id)
+        assert doc.text[a.start : a.end] == stream.documents[0].text[b.start : b.end]
