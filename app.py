@@ -1,4 +1,4 @@
-"""ChunkLens app entry point: navigation and the home page.
+"""ChunkLens app entry point: shared sidebar, navigation, and the home page.
 
 The pages stay thin: every chunking, embedding and retrieval step is a call into `core`.
 """
@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 
-import streamlit as st
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import streamlit as st  # noqa: E402  (the environment above must be set before models load)
+
+from components import sidebar, state  # noqa: E402
 
 
 def home() -> None:
@@ -19,12 +21,30 @@ def home() -> None:
     st.title("ChunkLens")
     st.write(
         "See, and prove, how chunking changes what a RAG system retrieves: every chunker side by side on the same "
-        "text, then the same questions against each of them."
+        "text, CHOP's CNM prefixes and continuity decisions, then the same questions against each of them."
     )
-    st.subheader("Chunkers")
-    st.write(", ".join(f"`{name}`" for name in available()))
-    st.caption("Offline defaults: all-MiniLM-L6-v2 (bundled), embedded ChromaDB, tiktoken cl100k_base.")
+    st.markdown(
+        "1. **Documents**: upload manuals or load the sample set (seven near-duplicate product manuals).\n"
+        "2. **Chunk & compare**: run the chunkers and see their boundaries, prefixes and decisions.\n"
+        "3. **Query**: ask one question of every chunker at once.\n"
+        "4. **Benchmark**: Hit, MRR, NDCG and span metrics over a QA set with gold spans.\n"
+        "5. **CNM inspector**: correct CHOP's tags by hand and watch the metrics move."
+    )
+    st.caption("Chunkers: " + ", ".join(available()))
+    docs = state.library().documents()
+    st.caption(f"This library holds {len(docs)} document(s). Offline defaults: all-MiniLM-L6-v2 (bundled), "
+               "embedded ChromaDB, tiktoken cl100k_base, rule-based CNM.")
 
 
 st.set_page_config(page_title="ChunkLens", layout="wide")
-st.navigation([st.Page(home, title="Home", default=True)]).run()
+state.library()  # give this browser session its library id before any page runs
+sidebar.render()
+pages = [
+    st.Page(home, title="Home", default=True),
+    st.Page("pages/documents.py", title="Documents", url_path="documents"),
+    st.Page("pages/chunks.py", title="Chunk & compare", url_path="chunks"),
+    st.Page("pages/query.py", title="Query", url_path="query"),
+    st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"),
+    st.Page("pages/cnm_inspector.py", title="CNM inspector", url_path="cnm"),
+]
+st.navigation(pages).run()

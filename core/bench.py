@@ -109,16 +109,19 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
 def format_table(report: dict[str, Any]) -> str:
     """A plain-text table of the headline metrics, one row per chunker."""
     ks = report["k"]
-    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "recall", "span_recall", "span_iou")]
-    header = ["chunker", "chunks", "tokens", *cols, "chunk s", "embed s", "index s", "query s"]
+    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou")]
+    results = report["results"]
+    extra = [c for c in ("llm_calls", "boundary_f1") if any(r.get(c) for r in results.values())]
+    header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []
-    for name, r in report["results"].items():
+    for name, r in results.items():
         s = r["seconds"]
         rows.append([name, str(r["n_chunks"]), f"{r['mean_chunk_tokens']:.0f}", *[f"{r[c]:.3f}" for c in cols],
+                     *["-" if r.get(c) is None else f"{r[c]:.3g}" for c in extra],
                      f"{s['chunk']:.1f}", f"{s['embed']:.1f}", f"{s['index']:.1f}", f"{s['query']:.2f}"])
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents, "
              f"embedder {report['embedder']}" + (", product-qualified queries" if report["qualify_queries"] else "")]
     for row in [header, *rows]:
-        lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)))
+        lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
     return "\n".join(lines)

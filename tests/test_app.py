@@ -1,14 +1,131 @@
-"""The app starts and its home page renders (Streamlit's AppTest, in-process)."""
+"""The app's main flows in-process with Streamlit's AppTest: every page, on the project's sample set."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 
+FAST_SPECS = ["naive-500t", "recursive", "chop", "chop:retrieval=filter"]
 
-def test_home_page_renders():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+
+@pytest.fixture()
+def app(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = FAST_SPECS
+    return at.run()
+
+
+def click(at: AppTest, label: str, timeout: float = 300) -> AppTest:
+    [button] = [b for b in at.button if b.label.startswith(label)]
+    return button.click().run(timeout=timeout)
+
+
+def load_sample(at: AppTest) -> AppTest:
+    at.switch_page("pages/documents.py").run()
+    return click(at, "Load the sample set")
+
+
+def test_home_page_renders(app):
+    assert not app.exception
+    assert app.title[0].value == "ChunkLens"
+    assert "naive-500t" in app.caption[0].value
+    assert app.query_params["lib"]
+
+
+def test_documents_page_loads_the_sample_set(app):
+    at = load_sample(app)
     assert not at.exception
-    assert at.title[0].value == "ChunkLens"
-    assert "naive-500t" in at.markdown[1].value
+    assert "7 manuals and 56 questions" in at.success[0].value
+    table = at.dataframe[0].value
+    assert len(table) == 7 and set(table.columns) >= {"doc_id", "characters", "tokens"}
+    at.multiselect[0].select("fan-F30").run()
+    at = click(at, "Remove selected")
+    assert len(at.dataframe[0].value) == 6
+
+
+def run_chunkers(at: AppTest) -> AppTest:
+    load_sample(at)
+    at.switch_page("pages/chunks.py").run()
+    return click(at, "Run chunkers")
+
+
+def test_chunk_and_compare_runs_the_chosen_chunkers(app):
+    at = run_chunkers(app)
+    assert not at.exception and not at.error
+    summary = at.dataframe[0].value
+    assert list(summary["chunker"]) == FAST_SPECS and (summary["chunks"] > 0).all()
+    htmls = [h.proto.body for h in at.get("html")]
+    assert any("chunk 0" in h for h in htmls)  # coloured spans of the first chunk
+    assert any("Category: " in h or "cat:" in h for h in htmls)  # CNM badges of the chop run
+    again = click(at, "Run chunkers")  # a rerun is served from the caches
+    assert again.dataframe[0].value["cached"].all()
+
+
+def test_query_page_compares_every_chunker(app):
+    at = run_chunkers(app)
+    at.switch_page("pages/query.py").run()
+    at.selectbox[0].select_index(1).run()
+    at.checkbox[0].check().run()
+    at = click(at, "Ask every chunker")
+    assert not at.exception
+    metrics = at.dataframe[0].value
+    assert list(metrics["chunker"]) == FAST_SPECS and "hit@5" in metrics.columns
+    htmls = " ".join(h.proto.body for h in at.get("html"))
+    assert "question CNM (filter)" in htmls  # the CNM-aware run shows what it did with the question
+    log = at.dataframe[1].value
+    assert len(log) == len(FAST_SPECS)
+
+
+def test_benchmark_page_runs_and_offers_downloads(app):
+    at = load_sample(app)
+    at.switch_page("pages/benchmark.py").run()
+    at.multiselect[0].set_value(["naive-500t", "chop:retrieval=filter"]).run()
+    at = click(at, "Run benchmark", timeout=600)
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert set(table["chunker"]) == {"naive-500t", "chop:retrieval=filter"}
+    assert "hit@10" in table.columns and "seconds_embed" in table.columns
+    assert [d.proto.label for d in at.get("download_button")] == ["Download CSV", "Download JSON"]
+
+
+def test_cnm_inspector_lists_every_chop_chunk(app):
+    at = run_chunkers(app)
+    at.switch_page("pages/cnm_inspector.py").run()
+    assert not at.exception
+    assert any(b.label.startswith("Apply 0 edit") for b in at.button)
+    assert [d.proto.label for d in at.get("download_button")] == ["Export tags (JSON)"]
+
+
+def test_two_sessions_never_share_documents(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    first = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    second = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    load_sample(first)
+    assert first.query_params["lib"] != second.query_params["lib"]
+    second.switch_page("pages/documents.py").run()
+    assert any("No documents yet" in i.value for i in second.info)
+    # the same library id (a reload of the first session's address) finds its documents again
+    third = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    third.query_params["lib"] = first.query_params["lib"]
+    third.run().switch_page("pages/documents.py").run()
+    assert len(third.dataframe[0].value) == 7
+
+
+def test_document_text_is_escaped(tmp_path, monkeypatch):
+    from core.library import Library
+    from core.workspace import Workspace
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = ["paragraph"]
+    at.run()
+    lib = Library(Workspace.open(tmp_path / "ws").uploads, at.query_params["lib"])
+    lib.add([("evil.md", b"# Manual\n\n<script>alert('x')</script> <b>bold</b> & more text here.")])
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    body = " ".join(h.proto.body for h in at.get("html"))
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body and "<script>" not in body
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; more" in body

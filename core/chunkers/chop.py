@@ -118,6 +118,7 @@ class ChopChunker(Chunker):
                 "continuity_raw": None if decision is None else decision.raw,
                 "continuity_error": None if decision is None else decision.error,
                 "continuity_seconds": None if decision is None else round(decision.seconds, 4),
+                "prefix_mode": self.prefix,
             })
             if self.prefix != "none":
                 chunk.prefix = prefix_text(current.cnm)

@@ -1,0 +1,76 @@
+"""HTML built from document text. Every piece of document text goes through `html.escape` here, so a manual
+that contains markup or script tags is shown as text, never run."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from core.chunkers.base import Chunk
+
+PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
+OVERLAP_STYLE = "background: repeating-linear-gradient(45deg,#fca5a5,#fca5a5 4px,#fecaca 4px,#fecaca 8px);"
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def chunk_spans_html(text: str, chunks: Sequence[Chunk], start: int, end: int) -> str:
+    """The text between `start` and `end` with each chunk in its own colour; text that two chunks share is
+    hatched red, and each chunk's first character carries its number."""
+    inside = [c for c in chunks if c.end > start and c.start < end]
+    cuts = sorted({start, end, *(max(start, c.start) for c in inside), *(min(end, c.end) for c in inside)})
+    starts = {c.start: c.index for c in inside if c.start >= start}
+    parts = ['<div style="white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.82rem; '
+             'line-height: 1.55; max-height: 560px; overflow-y: auto; border: 1px solid #e5e7eb; padding: 8px;">']
+    for a, b in zip(cuts, cuts[1:]):
+        covering = [c for c in inside if c.start < b and c.end > a]
+        piece = esc(text[a:b])
+        if a in starts:
+            parts.append(f'<sup style="color:#1e3a8a;font-weight:600">[{starts[a]}]</sup>')
+        if not covering:
+            parts.append(piece)
+        elif len(covering) > 1:
+            ids = ", ".join(str(c.index) for c in covering)
+            parts.append(f'<span title="overlap of chunks {ids}" style="{OVERLAP_STYLE}">{piece}</span>')
+        else:
+            c = covering[0]
+            parts.append(f'<span title="chunk {c.index} · {c.token_count} tokens" '
+                         f'style="background:{PALETTE[c.index % len(PALETTE)]}">{piece}</span>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def marked_text_html(text: str, marks: Sequence[tuple[int, int]], max_chars: int = 1200) -> str:
+    """`text` escaped, with the given (start, end) ranges wrapped in <mark>; long text is cut with an ellipsis."""
+    shown = text[:max_chars]
+    out, pos = [], 0
+    for s, e in sorted(marks):
+        s, e = max(s, pos), min(e, len(shown))
+        if e <= s:
+            continue
+        out.append(esc(shown[pos:s]))
+        out.append(f'<mark style="background:#86efac">{esc(shown[s:e])}</mark>')
+        pos = e
+    out.append(esc(shown[pos:]))
+    if len(text) > max_chars:
+        out.append(" …")
+    return "".join(out)
+
+
+def cnm_badges_html(cnm: dict | None, source: str | None = None) -> str:
+    """Category / nouns / model as small badges; inherited tags are drawn outlined, extracted ones filled."""
+    if not cnm:
+        return ""
+    filled = source != "inherited"
+    style = ("background:#1e40af;color:white;" if filled else "border:1px solid #1e40af;color:#1e40af;")
+    parts = []
+    for label, value in (("cat", cnm.get("category")), ("nouns", ", ".join(cnm.get("nouns") or []) or None),
+                         ("model", cnm.get("model"))):
+        if value:
+            parts.append(f'<span style="{style}border-radius:6px;padding:1px 6px;margin-right:4px;font-size:0.75rem">'
+                         f'{esc(label)}: {esc(str(value))}</span>')
+    if source:
+        parts.append(f'<span style="font-size:0.7rem;color:#6b7280">{esc(source)}</span>')
+    return "".join(parts)

@@ -1,0 +1,43 @@
+"""The shared sidebar: embedder, LLM backend, store and workspace. Saved settings persist across restarts; an
+API key typed here lives only in this browser session's memory and is never shown again or saved."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.state import settings
+from core.settings import Settings, save_settings
+
+
+def render() -> None:
+    current = settings()
+    with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
+        embedder = st.text_input("Embedder", current.embedder,
+                                 help="bundled:all-MiniLM-L6-v2, a sentence-transformers folder, or openai:<model>")
+        long_text = st.selectbox("Texts longer than the embedder reads", ["truncate", "window"],
+                                 index=["truncate", "window"].index(current.long_text))
+        llm = st.selectbox("CNM backend (CHOP)", ["rule", "local", "openai"],
+                           index=["rule", "local", "openai"].index(current.llm),
+                           format_func={"rule": "rule-based (no model)", "local": "local SmolLM2",
+                                        "openai": "OpenAI-compatible"}.get)
+        llm_model = st.text_input("LLM model", current.llm_model, help="e.g. gpt-4o-mini, llama3.1 (Ollama)")
+        llm_base_url = st.text_input("LLM base URL", current.llm_base_url, help="empty for api.openai.com")
+        key = st.text_input("API key (this session only)", type="password", value="",
+                            help="Kept in memory for this browser session; never saved or shown again.")
+        chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
+        workspace = st.text_input("Workspace folder", current.workspace)
+        top_k = st.number_input("Top k", 1, 50, current.top_k)
+        if st.form_submit_button("Save settings"):
+            new = Settings(workspace=workspace, embedder=embedder, long_text=long_text, llm=llm,
+                           llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
+                           chroma_server=chroma, top_k=int(top_k))
+            if key:
+                st.session_state["api_key"] = key
+            st.session_state["settings"] = new
+            save_settings(new)
+            st.rerun()
+    s = settings()
+    key_note = "key set" if st.session_state.get("api_key") else "no key"
+    st.sidebar.caption(f"Embedder: {s.embedder} ({s.long_text}) · CNM: {s.llm}"
+                       + (f" ({key_note})" if s.llm == "openai" else "")
+                       + f" · Store: {s.chroma_server or 'embedded'}")

@@ -1,0 +1,77 @@
+"""Session glue: the library id in the URL, settings, cached services, the current corpus and chunk runs.
+
+Nothing here chunks or retrieves; it only decides which `core` objects this browser session is using.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import streamlit as st
+
+from core.errors import ChunkLensError
+from core.library import Library, new_library_id, valid_library_id
+from core.settings import Settings, load_settings
+from core.workbench import Corpus, Services, build_services, make_corpus
+from core.workspace import Workspace
+
+
+def settings() -> Settings:
+    if "settings" not in st.session_state:
+        st.session_state["settings"] = load_settings()
+    return st.session_state["settings"]
+
+
+def api_key() -> str | None:
+    return st.session_state.get("api_key") or os.environ.get("OPENAI_API_KEY") or None
+
+
+@st.cache_resource(show_spinner="Loading models and stores…")
+def _services(settings_json: str, key_digest: str, _api_key: str | None) -> Services:
+    return build_services(Settings.model_validate_json(settings_json), _api_key)
+
+
+def services() -> Services | None:
+    """The embedder, store and LLM backend for the current settings (shared by sessions with equal settings)."""
+    key = api_key()
+    digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]  # the key itself is never a cache label
+    try:
+        return _services(settings().model_dump_json(), digest, key)
+    except ChunkLensError as exc:
+        st.error(f"Settings problem: {exc}")
+        return None
+
+
+def library() -> Library:
+    """This session's library; its id lives in the URL (?lib=...) so a reload or a restart finds it again."""
+    lib_id = st.query_params.get("lib")
+    if not valid_library_id(lib_id):
+        lib_id = st.session_state.get("lib_id") or new_library_id()
+        st.query_params["lib"] = lib_id
+    st.session_state["lib_id"] = lib_id
+    return Library(Workspace.open(settings().workspace).uploads, lib_id)
+
+
+def corpus() -> Corpus:
+    lib = library()
+    return make_corpus(lib.documents(), lib.dataset(), st.session_state.get("joined", False))
+
+
+def corpus_key(c: Corpus) -> str:
+    h = hashlib.sha256(settings().model_dump_json().encode())
+    for d in c.documents:
+        h.update(f"{d.doc_id}:{d.fingerprint}".encode())
+    return h.hexdigest()[:16]
+
+
+def runs(c: Corpus) -> dict:
+    """Chunk runs of this session for this exact corpus and settings (empty when either changed)."""
+    stored = st.session_state.get("runs")
+    if stored and stored.get("key") == corpus_key(c):
+        return stored["results"]
+    return {}
+
+
+def store_runs(c: Corpus, results: dict) -> None:
+    st.session_state["runs"] = {"key": corpus_key(c), "results": results}

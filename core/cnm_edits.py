@@ -1,0 +1,112 @@
+"""Hand corrections to CHOP's output: fix a CNM tag, flip a continuity decision, export and import the tags.
+
+CNMs stay piecewise constant, as CHOP defines them: a run starts at a document's first chunk and at every
+FALSE decision, and every chunk of a run carries the run's CNM. A tag edit on any chunk therefore sets the CNM
+of its whole run; flipping a decision to FALSE starts a new run (its CNM extracted with the configured backend
+unless the same edit gives one); flipping to TRUE merges the chunk into the run before it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.chunkers.base import Chunk
+from core.chunkers.chop import prefix_text
+from core.errors import ChunkLensError
+from core.llm.cnm import CNM
+
+
+@dataclass
+class CnmEdit:
+    chunk_id: str
+    cnm: dict[str, Any] | None = None  # new tag for the chunk's run
+    continuity: bool | None = None  # new decision between this chunk and the one before
+
+
+def edits_digest(edits: Sequence[CnmEdit]) -> str:
+    blob = json.dumps([e.__dict__ for e in edits], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any) -> tuple[list[Chunk], int]:
+    """New chunks with the edits applied (the input is not changed) and the number of chunks whose embedded
+    text changed. Raises ChunkLensError for an edit that names no chunk or flips a document's first chunk."""
+    out = [copy.deepcopy(c) for c in chunks]
+    pos = {c.chunk_id: i for i, c in enumerate(out)}
+    before = [c.embed_text for c in out]
+    for e in edits:
+        if e.chunk_id not in pos:
+            raise ChunkLensError(f"no chunk '{e.chunk_id}' in this run")
+    new_starts = set()
+    for e in edits:
+        if e.continuity is None:
+            continue
+        i = pos[e.chunk_id]
+        c = out[i]
+        if c.meta.get("continuity") is None:
+            raise ChunkLensError(f"{e.chunk_id} starts its document: it has no decision to flip")
+        if c.meta["continuity"] != e.continuity:
+            c.meta.update(continuity=e.continuity, continuity_reason="set by hand")
+            if not e.continuity:
+                new_starts.add(i)
+    tagged = {pos[e.chunk_id]: e.cnm for e in edits if e.cnm is not None}
+    starts = [i for i, c in enumerate(out) if c.meta.get("continuity") is not True]
+    run_of = {}
+    for n, start in enumerate(starts):
+        for i in range(start, starts[n + 1] if n + 1 < len(starts) else len(out)):
+            run_of[i] = start
+    run_cnm = {run_of[i]: CNM.model_validate(cnm).model_dump() for i, cnm in tagged.items()}
+    missing = [start for start in starts if start in new_starts and start not in run_cnm]
+    for start, result in zip(missing, backend.extract([out[m].text for m in missing]) if missing else []):
+        if result.failed:
+            raise ChunkLensError(f"could not extract a CNM for {out[start].chunk_id}: {result.error}")
+        run_cnm[start] = result.cnm.model_dump()
+    edited_runs = set(run_cnm)
+    for start in starts:
+        run_cnm.setdefault(start, out[start].meta.get("cnm") or CNM().model_dump())
+    for i, c in enumerate(out):
+        start = run_of[i]
+        c.meta["cnm"] = run_cnm[start]
+        c.meta["cnm_from"] = out[start].index
+        if i != start:
+            c.meta["cnm_source"] = "inherited"
+        elif start in edited_runs:
+            c.meta["cnm_source"] = "edited"
+        if c.meta.get("prefix_mode", "before") != "none":
+            c.prefix = prefix_text(CNM.model_validate(run_cnm[start]))
+    changed = sum(1 for c, old in zip(out, before) if c.embed_text != old)
+    return out, changed
+
+
+def export_tags(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    return [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
+             "cnm": c.meta.get("cnm"), "continuity": c.meta.get("continuity")} for c in chunks]
+
+
+def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
+    """Edits that turn `chunks` into the exported tags; the export must be of the same chunks (same spans)."""
+    if not isinstance(data, list):
+        raise ChunkLensError("a tag file is a JSON list of chunks")
+    by_id = {c.chunk_id: c for c in chunks}
+    edits = []
+    for row in data:
+        try:
+            c = by_id[row["chunk_id"]]
+            if (c.start, c.end) != (row["start"], row["end"]):
+                raise ChunkLensError(f"{row['chunk_id']}: spans differ; these tags are for other chunks")
+            cnm = CNM.model_validate(row["cnm"] or {}).model_dump()
+        except (KeyError, TypeError) as exc:
+            raise ChunkLensError(f"tag file entry not understood: {str(row)[:80]}") from exc
+        edit = CnmEdit(c.chunk_id)
+        if cnm != c.meta.get("cnm"):
+            edit.cnm = cnm
+        if row.get("continuity") is not None and row["continuity"] != c.meta.get("continuity"):
+            edit.continuity = bool(row["continuity"])
+        if edit.cnm is not None or edit.continuity is not None:
+            edits.append(edit)
+    return edits

@@ -1,0 +1,134 @@
+"""A document library: the files one user works on, kept in the workspace so they survive restarts.
+
+Each browser session gets its own library id (the app keeps it in the page URL), so two sessions never see
+each other's documents; reopening the URL after a restart finds the same library. The original upload and
+its extracted text are both stored: extraction runs once per file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from core.datasets import QADataset, load_dataset
+from core.documents import Document, Segment, load_bytes
+from core.errors import ChunkLensError, DocumentError
+
+_ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
+
+
+def new_library_id() -> str:
+    return secrets.token_hex(6)
+
+
+def valid_library_id(lib_id: str | None) -> bool:
+    return bool(lib_id and _ID_RE.match(lib_id))
+
+
+@dataclass
+class AddResult:
+    added: list[Document]
+    errors: list[str]
+
+
+class Library:
+    def __init__(self, uploads_root: Path, lib_id: str) -> None:
+        if not valid_library_id(lib_id):
+            raise DocumentError(f"'{lib_id}' is not a library id")
+        self.id = lib_id
+        self.root = uploads_root / lib_id
+        self.originals = self.root / "originals"
+        self.texts = self.root / "texts"
+        self.originals.mkdir(parents=True, exist_ok=True)
+        self.texts.mkdir(parents=True, exist_ok=True)
+        self._order = self.root / "order.json"
+
+    def _ids(self) -> list[str]:
+        try:
+            return list(json.loads(self._order.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return []
+
+    def _write_ids(self, ids: list[str]) -> None:
+        tmp = self._order.with_suffix(".tmp")
+        tmp.write_text(json.dumps(ids), encoding="utf-8")
+        tmp.replace(self._order)
+
+    def _store(self, doc: Document, original: tuple[str, bytes] | None) -> None:
+        if original:
+            name, data = original
+            (self.originals / f"{doc.doc_id}{Path(name).suffix.lower()}").write_bytes(data)
+        payload = {k: v for k, v in asdict(doc).items() if k != "segments"}
+        (self.texts / f"{doc.doc_id}.json").write_text(json.dumps(payload), encoding="utf-8")
+
+    def _unique(self, doc_id: str, taken: set[str]) -> str:
+        base, n, out = doc_id, 2, doc_id
+        while out in taken:
+            out, n = f"{base}-{n}", n + 1
+        return out
+
+    def add(self, files: list[tuple[str, bytes]]) -> AddResult:
+        """Add uploaded files; each bad file is reported and skipped, the good ones are kept."""
+        ids = self._ids()
+        added, errors = [], []
+        for name, data in files:
+            try:
+                doc = load_bytes(name, data)
+            except DocumentError as exc:
+                errors.append(str(exc))
+                continue
+            doc.doc_id = self._unique(doc.doc_id, set(ids))
+            self._store(doc, (name, data))
+            ids.append(doc.doc_id)
+            added.append(doc)
+        self._write_ids(ids)
+        return AddResult(added, errors)
+
+    def load_dataset(self, folder: Path) -> QADataset:
+        """Replace the library with a qa-spans v1 folder's documents and remember the folder for its questions."""
+        ds = load_dataset(folder)
+        self.clear()
+        for doc in ds.documents:
+            self._store(doc, None)
+        self._write_ids([d.doc_id for d in ds.documents])
+        (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
+        return ds
+
+    def dataset(self) -> QADataset | None:
+        """The library as a QA set: its documents, plus the questions of the set they came from whose gold
+        documents are still here unchanged. None when the library did not come from a QA set."""
+        try:
+            path = json.loads((self.root / "dataset.json").read_text(encoding="utf-8"))["path"]
+            ds = load_dataset(path)
+        except (OSError, ValueError, KeyError, ChunkLensError):
+            return None
+        mine = {d.doc_id: d for d in self.documents()}
+        same = {d.doc_id for d in ds.documents if d.doc_id in mine and mine[d.doc_id].text == d.text}
+        questions = [q for q in ds.questions if all(r.doc_id in same for r in q.references)]
+        return QADataset(ds.name, list(mine.values()), questions, source=ds.source)
+
+    def documents(self) -> list[Document]:
+        docs = []
+        for doc_id in self._ids():
+            try:
+                data = json.loads((self.texts / f"{doc_id}.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            data["segments"] = [Segment(**s) for s in data.get("segments", [])]
+            docs.append(Document(**data))
+        return docs
+
+    def remove(self, doc_id: str) -> None:
+        for f in [*self.originals.glob(f"{doc_id}.*"), self.texts / f"{doc_id}.json"]:
+            f.unlink(missing_ok=True)
+        self._write_ids([i for i in self._ids() if i != doc_id])
+
+    def clear(self) -> None:
+        for doc_id in self._ids():
+            for f in [*self.originals.glob(f"{doc_id}.*"), self.texts / f"{doc_id}.json"]:
+                f.unlink(missing_ok=True)
+        self._write_ids([])
+        (self.root / "dataset.json").unlink(missing_ok=True)

@@ -1,0 +1,57 @@
+"""App settings, validated, persisted as JSON in the workspace root.
+
+An API key is never part of the settings: it comes from the environment or is typed into the app for the
+current browser session only, and is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.embeddings import BUNDLED_MINILM
+from core.workspace import default_root
+
+SETTINGS_FILE = "settings.json"
+
+
+class Settings(BaseModel):
+    workspace: str = Field(default_factory=lambda: str(default_root()))
+    embedder: str = BUNDLED_MINILM
+    long_text: Literal["truncate", "window"] = "truncate"
+    llm: Literal["rule", "local", "openai"] = "rule"
+    llm_model: str = ""
+    llm_base_url: str = ""
+    llm_timeout: float = 60.0
+    chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
+    top_k: int = Field(default=5, ge=1, le=50)
+
+    def chroma_address(self) -> tuple[str, int] | None:
+        if not self.chroma_server.strip():
+            return None
+        host, _, port = self.chroma_server.strip().rpartition(":")
+        return (host, int(port)) if host and port.isdigit() else None
+
+
+def settings_path(root: Path | None = None) -> Path:
+    return (root or default_root()) / SETTINGS_FILE
+
+
+def load_settings(root: Path | None = None) -> Settings:
+    """Saved settings, or the defaults when none are saved or the file is damaged."""
+    path = settings_path(root)
+    try:
+        return Settings.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, ValidationError):
+        return Settings()
+
+
+def save_settings(settings: Settings, root: Path | None = None) -> None:
+    path = settings_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(settings.model_dump_json(indent=2), encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,204 @@
+"""What the app does, as plain functions over `core`: build the services a settings object names, run a set
+of chunkers over documents, ask one question of every chunker, benchmark. No Streamlit here; pages call these
+and draw the results.
+
+Failures are per chunker: one chunker that cannot run (an LLM server that is down, say) is reported with its
+message while every other chunker's results are kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.bench import BenchOptions, bench_dataset
+from core.chunkers.base import Chunk, ChunkerContext, make_chunker
+from core.cnm_edits import CnmEdit, apply_edits, edits_digest
+from core.datasets import QADataset, Question, joined
+from core.documents import Document, join_documents
+from core.embeddings import make_embedder
+from core.errors import ChunkLensError
+from core.evaluation import QuestionScore, RelevanceCounter, evaluate, score_question
+from core.index import StoreSettings, VectorStore
+from core.metrics import Span
+from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run
+from core.retrieval import CnmPolicy, Hit, QueryCnm, Retriever
+from core.settings import Settings
+from core.workspace import Workspace
+
+DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
+                 "chop:retrieval=filter"]
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Services:
+    settings: Settings
+    workspace: Workspace
+    embedder: Any
+    store: VectorStore
+    llm: Any  # CNM backend (rule-based or prompted)
+
+
+def build_services(settings: Settings, api_key: str | None = None) -> Services:
+    from core.llm.factory import make_cnm_backend
+
+    ws = Workspace.open(settings.workspace)
+    embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache, api_key=api_key)
+    address = settings.chroma_address()
+    if settings.chroma_server.strip() and address is None:
+        raise ChunkLensError(f"Chroma server address must look like host:port, not '{settings.chroma_server}'")
+    store = VectorStore(StoreSettings(host=address[0], port=address[1]) if address else StoreSettings(path=ws.chroma))
+    chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None, "api_key": api_key,
+            "timeout": settings.llm_timeout}
+    llm = make_cnm_backend(settings.llm, ws.cache, embedder=embedder, **({} if settings.llm == "rule" else chat))
+    return Services(settings, ws, embedder, store, llm)
+
+
+@dataclass
+class Corpus:
+    """The documents as the chunkers see them (separate, or joined into one stream) and matching questions."""
+
+    documents: list[Document]
+    questions: list[Question] = field(default_factory=list)
+    joined: bool = False
+
+
+def make_corpus(documents: Sequence[Document], dataset: QADataset | None, join: bool) -> Corpus:
+    if not documents:
+        return Corpus([])
+    if dataset is not None:
+        ds = joined(dataset) if join else dataset
+        return Corpus(ds.documents, ds.questions, join)
+    docs = [join_documents(list(documents), doc_id="stream")] if join and len(documents) > 1 else list(documents)
+    return Corpus(docs, [], join and len(documents) > 1)
+
+
+@dataclass
+class ChunkerResult:
+    spec: str
+    run: ChunkRun | None = None
+    indexed: IndexedRun | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    llm_calls: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.run is not None and self.indexed is not None
+
+
+def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
+                 progress: Progress | None = None) -> dict[str, ChunkerResult]:
+    """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run."""
+    context = ChunkerContext(embedder=services.embedder, llm=services.llm)
+    results: dict[str, ChunkerResult] = {}
+    for i, spec in enumerate(specs):
+        if progress:
+            progress(spec, i, len(specs))
+        started = time.perf_counter()
+        calls_before = services.llm.stats.calls
+        try:
+            chunker = make_chunker(spec, context)
+            run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
+            indexed = index_run(run, corpus.documents, services.embedder, services.store)
+            results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started,
+                                          llm_calls=services.llm.stats.calls - calls_before)
+        except ChunkLensError as exc:
+            results[spec] = ChunkerResult(spec, error=str(exc), seconds=time.perf_counter() - started)
+    if progress:
+        progress("done", len(specs), len(specs))
+    return results
+
+
+@dataclass
+class QueryResult:
+    spec: str
+    hits: list[Hit]
+    score: QuestionScore | None = None  # when the question has gold spans
+    query_cnm: QueryCnm | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
+def retriever_for(services: Services, result: ChunkerResult) -> Retriever:
+    assert result.run is not None and result.indexed is not None
+    chunker = make_chunker(result.spec, ChunkerContext(embedder=services.embedder, llm=services.llm))
+    mode = getattr(chunker, "retrieval", "off")
+    policy = CnmPolicy(mode, services.llm, getattr(chunker, "boost", 0.1)) if mode != "off" else None
+    return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy)
+
+
+def ask_all(services: Services, results: dict[str, ChunkerResult], question: str, k: int,
+            gold: Question | None = None) -> dict[str, QueryResult]:
+    """One question against every chunker that ran; scored when gold spans are known."""
+    out: dict[str, QueryResult] = {}
+    for spec, result in results.items():
+        if not result.ok:
+            continue
+        started = time.perf_counter()
+        try:
+            retriever = retriever_for(services, result)
+            hits = retriever.search(question, k)
+        except ChunkLensError as exc:
+            out[spec] = QueryResult(spec, [], error=str(exc))
+            continue
+        score = None
+        if gold is not None:
+            spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
+            n_rel = RelevanceCounter(result.run.spans()).count(gold.references)  # type: ignore[union-attr]
+            score = score_question(gold.qid, spans, gold.references, n_rel, [k])
+        q_cnm = retriever.last_query_cnms[0] if retriever.last_query_cnms else None
+        out[spec] = QueryResult(spec, hits, score, q_cnm, time.perf_counter() - started)
+    return out
+
+
+def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
+              join: bool, progress: Progress | None = None) -> dict[str, Any]:
+    """The same evaluation as `python -m core bench`, on the documents and questions in the app."""
+    return bench_dataset(dataset, specs, BenchOptions(ks, qualify, join, services.llm), services.embedder,
+                         services.store, services.workspace, progress)
+
+
+def evaluate_result(services: Services, result: ChunkerResult, questions: Sequence[Question], ks: Sequence[int],
+                    qualify: bool = False) -> dict[str, float]:
+    """Every question against one chunk run, scored the way the benchmark scores."""
+    assert result.run is not None
+    retriever = retriever_for(services, result)
+    hits = retriever.search_many([q.text(qualify) for q in questions], max(ks))
+    spans = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
+    scores, _ = evaluate([(q.qid, q.references) for q in questions], spans, result.run.spans(), ks)
+    return scores
+
+
+def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
+                    edits: Sequence[CnmEdit]) -> tuple[ChunkerResult, int]:
+    """A new chunk run with hand-corrected tags, indexed; only chunks whose text changed are embedded anew
+    (the others come from the embedding cache). Returns the run and how many chunks changed."""
+    assert result.run is not None
+    chunks, changed = apply_edits(result.run.chunks, edits, services.llm)
+    identity = f"{result.run.identity}:edits={edits_digest(edits)}"
+    run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False, {"edits": len(edits)})
+    started = time.perf_counter()
+    indexed = index_run(run, corpus.documents, services.embedder, services.store)
+    return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started), changed
+
+
+def gold_overlap(chunk: Chunk, gold: Question | None) -> list[tuple[int, int]]:
+    """Character ranges, relative to the chunk, that fall inside the question's gold spans."""
+    if gold is None:
+        return []
+    out = []
+    for ref in gold.references:
+        if ref.doc_id == chunk.doc_id:
+            s, e = max(ref.start, chunk.start), min(ref.end, chunk.end)
+            if e > s:
+                out.append((s - chunk.start, e - chunk.start))
+    return out
+
+
+def sample_folder() -> Path:
+    return Path(__file__).resolve().parent.parent / "sample_data" / "qa"

@@ -1,0 +1,92 @@
+"""Benchmark: the evaluation behind `python -m core bench`, on the loaded QA set or an uploaded one."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import streamlit as st
+
+from components import charts, state
+from core.datasets import load_dataset
+from core.errors import ChunkLensError
+from core.workbench import DEFAULT_SPECS, benchmark
+
+st.header("Benchmark")
+services = state.services()
+if services is None:
+    st.stop()
+lib = state.library()
+dataset = lib.dataset()
+
+with st.expander("Use another qa-spans v1 set"):
+    name = st.text_input("Name", "my-set")
+    corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus")
+    questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
+    if st.button("Load this set", disabled=not (corpus_file and questions_file)):
+        folder = services.workspace.root / "datasets" / re.sub(r"[^A-Za-z0-9_-]+", "-", name or "set")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "corpus.jsonl").write_bytes(corpus_file.getvalue())
+        (folder / "questions.jsonl").write_bytes(questions_file.getvalue())
+        try:
+            load_dataset(folder)
+            lib.load_dataset(folder)
+            st.success(f"Loaded {name}; its documents are now the library's documents.")
+            dataset = lib.dataset()
+        except ChunkLensError as exc:
+            st.error(str(exc))
+
+if dataset is None or not dataset.questions:
+    st.info("Load the sample set (Documents page) or a qa-spans v1 set above: a benchmark needs gold spans.")
+    st.stop()
+
+st.caption(f"{dataset.name}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
+specs = st.multiselect("Chunkers", DEFAULT_SPECS, default=st.session_state.get("specs", DEFAULT_SPECS))
+ks_text = st.text_input("k values", "1,3,5,10")
+c1, c2 = st.columns(2)
+qualify = c1.checkbox("Product-qualified questions", value=True)
+join = c2.checkbox("Joined stream", value=bool(st.session_state.get("joined")))
+try:
+    ks = sorted({int(x) for x in ks_text.split(",") if x.strip()})
+    assert ks and ks[0] >= 1
+except (ValueError, AssertionError):
+    st.error("k values are positive integers separated by commas, e.g. 1,3,5,10")
+    st.stop()
+
+if st.button("Run benchmark", type="primary", disabled=not specs):
+    with st.status("Benchmarking…", expanded=True) as status:
+        bar = st.progress(0.0)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=stage)
+
+        try:
+            report = benchmark(services, dataset, specs, ks, qualify, join, progress)
+            st.session_state["bench_report"] = report
+            status.update(label="Benchmark finished", state="complete")
+        except ChunkLensError as exc:
+            status.update(label=f"Benchmark failed: {exc}", state="error")
+
+report = st.session_state.get("bench_report")
+if not report:
+    st.stop()
+rows = []
+for spec, r in report["results"].items():
+    flat = {"chunker": spec, **{k: v for k, v in r.items() if isinstance(v, int | float) and not isinstance(v, bool)}}
+    flat.update({f"seconds_{k}": v for k, v in r["seconds"].items()})
+    rows.append(flat)
+table = pd.DataFrame(rows)
+for metric in ("hit", "mrr", "ndcg"):
+    st.plotly_chart(charts.metric_vs_k(report, metric), width="stretch")
+k_max = max(report["k"])
+st.plotly_chart(charts.bars(report, {f"span IoU@{k_max}": lambda r: r[f"span_iou@{k_max}"],
+                                     f"span recall@{k_max}": lambda r: r[f"span_recall@{k_max}"]},
+                            "Span metrics"), width="stretch")
+st.plotly_chart(charts.bars(report, {stage: (lambda r, s=stage: r["seconds"][s])
+                                     for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
+                width="stretch")
+st.dataframe(table, hide_index=True, width="stretch")
+d1, d2 = st.columns(2)
+d1.download_button("Download CSV", table.to_csv(index=False), "chunklens-benchmark.csv", "text/csv")
+d2.download_button("Download JSON", json.dumps(report, indent=2), "chunklens-benchmark.json", "application/json")

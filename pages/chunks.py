@@ -1,0 +1,94 @@
+"""Chunk & compare: every chunker on the same text, side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components import charts, state
+from components.html import chunk_spans_html, cnm_badges_html
+from core.chunkers.base import available
+from core.errors import ChunkLensError
+from core.workbench import DEFAULT_SPECS, run_chunkers
+
+st.header("Chunk & compare")
+corpus = state.corpus()
+if not corpus.documents:
+    st.info("Add documents on the Documents page first.")
+    st.stop()
+services = state.services()
+if services is None:
+    st.stop()
+
+chosen = st.multiselect("Chunkers", DEFAULT_SPECS, default=st.session_state.get("specs", DEFAULT_SPECS),
+                        help=f"Built-in: {', '.join(available())}")
+extra = st.text_input("More chunkers with parameters (comma separated)", "",
+                      placeholder="recursive:theta=300, cosine:max_tokens=300, chop:prefix=after")
+specs = list(dict.fromkeys(chosen + [s.strip() for s in extra.split(",") if s.strip()]))
+st.session_state["specs"] = specs
+
+if st.button("Run chunkers", type="primary", disabled=not specs):
+    with st.status("Chunking and indexing…", expanded=True) as status:
+        bar = st.progress(0.0)
+
+        def progress(name: str, done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=f"{name} ({done}/{total})")
+
+        try:
+            results = run_chunkers(services, corpus, specs, progress)
+        except ChunkLensError as exc:
+            status.update(label=str(exc), state="error")
+            st.stop()
+        state.store_runs(corpus, results)
+        failed = [r for r in results.values() if r.error]
+        status.update(label=f"Ran {len(results) - len(failed)} chunker(s)" + (f", {len(failed)} failed" if failed
+                      else ""), state="error" if failed else "complete", expanded=bool(failed))
+
+results = state.runs(corpus)
+for r in results.values():
+    if r.error:
+        st.error(f"{r.spec}: {r.error}")
+ok = {s: r for s, r in results.items() if r.ok}
+if not ok:
+    st.info("Pick chunkers and press Run.")
+    st.stop()
+
+summary = [{"chunker": s, "chunks": len(r.run.chunks),
+            "mean tokens": round(sum(c.token_count for c in r.run.chunks) / max(1, len(r.run.chunks)), 1),
+            "seconds": round(r.seconds, 2), "cached": r.run.from_cache and r.indexed.reused,
+            "LLM calls": r.llm_calls} for s, r in ok.items()]
+st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
+
+doc_ids = [d.doc_id for d in corpus.documents]
+doc_id = st.selectbox("Document", doc_ids) if len(doc_ids) > 1 else doc_ids[0]
+doc = next(d for d in corpus.documents if d.doc_id == doc_id)
+gold = [(r.start, r.end) for q in corpus.questions for r in q.references if r.doc_id == doc_id]
+runs = {s: r.run.chunks for s, r in ok.items()}
+st.plotly_chart(charts.boundary_timeline(runs, doc_id, len(doc.text), doc.joins, gold), width="stretch")
+st.plotly_chart(charts.size_histogram(runs), width="stretch")
+
+st.subheader("Text, chunk by chunk")
+window = 6000
+start = st.slider("Start of the shown text (character)", 0, max(0, len(doc.text) - 1), 0, step=500)
+shown = st.multiselect("Side by side", list(ok), default=list(ok)[:3], max_selections=4)
+for col, spec in zip(st.columns(max(1, len(shown))), shown):
+    with col:
+        st.markdown(f"**{spec}**")
+        own = [c for c in ok[spec].run.chunks if c.doc_id == doc_id]
+        st.html(chunk_spans_html(doc.text, own, start, min(len(doc.text), start + window)))
+
+for spec, r in ok.items():
+    trace = r.run.traces.get(doc_id, {})
+    if trace.get("kind") in ("similarity", "distance") and trace.get("values"):
+        st.plotly_chart(charts.trace_curve(trace, f"{spec}: neighbour {trace['kind']}"), width="stretch",
+                        key=f"curve-{spec}")
+    if trace.get("kind") == "continuity":
+        st.subheader(f"{spec}: CNM prefixes and continuity")
+        own = [c for c in r.run.chunks if c.doc_id == doc_id]
+        st.plotly_chart(charts.continuity_strip(own), width="stretch", key=f"strip-{spec}")
+        for c in own:
+            if start <= c.start < start + window or c.meta.get("cnm_source") != "inherited":
+                decision = c.meta.get("continuity")
+                label = "start" if decision is None else ("TRUE" if decision else "FALSE")
+                st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code> '
+                        f'{cnm_badges_html(c.meta.get("cnm"), c.meta.get("cnm_source"))}</div>')

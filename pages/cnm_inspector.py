@@ -1,0 +1,93 @@
+"""CNM inspector: every CHOP chunk's tag and decision in an editable table; fix by hand, re-embed what
+changed, and see the metric change; export and import tags."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from components import state
+from core.cnm_edits import CnmEdit, export_tags, import_tags
+from core.errors import ChunkLensError
+from core.workbench import apply_cnm_edits, evaluate_result
+
+st.header("CNM inspector")
+corpus = state.corpus()
+services = state.services()
+results = {s: r for s, r in state.runs(corpus).items() if r.ok and r.spec.startswith("chop")}
+if not results or services is None:
+    st.info("Run a chop chunker on the Chunk & compare page first.")
+    st.stop()
+
+spec = st.selectbox("CHOP run", list(results))
+edited = st.session_state.get("edited", {}).get(spec)
+current = edited or results[spec]
+chunks = current.run.chunks
+
+rows = [{"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
+         "category": (c.meta.get("cnm") or {}).get("category") or "",
+         "nouns": ", ".join((c.meta.get("cnm") or {}).get("nouns") or []),
+         "model": (c.meta.get("cnm") or {}).get("model") or "", "source": c.meta.get("cnm_source"),
+         "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]} for c in chunks]
+frame = pd.DataFrame(rows)
+st.caption("Edit category, nouns or model (the whole run of continuing chunks takes the tag), or tick / untick "
+           "'continues' to flip a decision. Then apply.")
+changed_frame = st.data_editor(
+    frame, hide_index=True, width="stretch", key=f"editor-{spec}",
+    disabled=["chunk", "start", "source", "reason", "text"],
+    column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document")},
+)
+
+
+def edits_from(before: pd.DataFrame, after: pd.DataFrame) -> list[CnmEdit]:
+    out = []
+    for (_, b), (_, a), c in zip(before.iterrows(), after.iterrows(), chunks):
+        edit = CnmEdit(c.chunk_id)
+        if (a["category"], a["nouns"], a["model"]) != (b["category"], b["nouns"], b["model"]):
+            edit.cnm = {"category": a["category"] or None, "model": a["model"] or None,
+                        "nouns": [n.strip() for n in str(a["nouns"]).split(",") if n.strip()],
+                        "confidence": 1.0}
+        if c.meta.get("continuity") is not None and bool(a["continues"]) != bool(b["continues"]):
+            edit.continuity = bool(a["continues"])
+        if edit.cnm is not None or edit.continuity is not None:
+            out.append(edit)
+    return out
+
+
+def show_effect(new_result, changed: int) -> None:
+    st.session_state.setdefault("edited", {})[spec] = new_result
+    st.success(f"{changed} chunk(s) changed and were embedded again; the rest came from the cache.")
+    if corpus.questions:
+        ks = [1, 5, 10]
+        before = evaluate_result(services, results[spec], corpus.questions, ks, qualify=True)
+        after = evaluate_result(services, new_result, corpus.questions, ks, qualify=True)
+        metrics = [m for m in before if not m.endswith(("_std@1", "_std@5", "_std@10"))]
+        st.dataframe(pd.DataFrame([{"metric": m, "before": round(before[m], 3), "after": round(after[m], 3),
+                                    "change": round(after[m] - before[m], 3)} for m in metrics]),
+                     hide_index=True, width="stretch")
+
+
+edits = edits_from(frame, changed_frame)
+if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
+    try:
+        new_result, changed = apply_cnm_edits(services, corpus, current, edits)
+        show_effect(new_result, changed)
+    except ChunkLensError as exc:
+        st.error(str(exc))
+
+c1, c2 = st.columns(2)
+c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=1), f"{spec}-tags.json",
+                   "application/json")
+uploaded = c2.file_uploader("Import tags", type=["json"], key=f"import-{spec}")
+if uploaded is not None and c2.button("Apply imported tags"):
+    try:
+        imported = import_tags(chunks, json.loads(uploaded.getvalue()))
+        new_result, changed = apply_cnm_edits(services, corpus, current, imported)
+        show_effect(new_result, changed)
+    except (ChunkLensError, ValueError) as exc:
+        st.error(f"Tags not imported: {exc}")
+if edited and st.button("Discard edits"):
+    st.session_state["edited"].pop(spec, None)
+    st.rerun()

@@ -1,0 +1,57 @@
+"""Documents: upload manuals or load the sample set; list, remove; separate documents or one joined stream."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components import state
+from core.documents import SUPPORTED_SUFFIXES
+from core.errors import ChunkLensError
+from core.tokens import count_tokens
+from core.workbench import sample_folder
+
+st.header("Documents")
+lib = state.library()
+
+left, right = st.columns([2, 1])
+with left:
+    uploads = st.file_uploader("Upload manuals", type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES],
+                               accept_multiple_files=True, key="uploader")
+    if st.button("Add uploaded files", disabled=not uploads):
+        result = lib.add([(f.name, f.getvalue()) for f in uploads or []])
+        for message in result.errors:
+            st.error(message)
+        if result.added:
+            st.success(f"Added {len(result.added)} document(s): {', '.join(d.doc_id for d in result.added)}")
+with right:
+    if st.button("Load the sample set", type="primary", help="7 manuals of similar products with 56 questions"):
+        try:
+            ds = lib.load_dataset(sample_folder())
+            st.success(f"Loaded {len(ds.documents)} manuals and {len(ds.questions)} questions with gold spans.")
+        except ChunkLensError as exc:
+            st.error(str(exc))
+    mode = st.radio("Chunk them as", ["separate documents", "one joined stream"],
+                    index=1 if st.session_state.get("joined") else 0,
+                    help="Joined: the papers' setting, one continuous file whose document joins are unknown to "
+                         "the chunkers (CHOP's continuity decisions are then scored against the true joins).")
+    st.session_state["joined"] = mode == "one joined stream"
+
+docs = lib.documents()
+if not docs:
+    st.info("No documents yet: upload PDF, DOCX, TXT or Markdown files, or load the sample set.")
+    st.stop()
+
+rows = [{"doc_id": d.doc_id, "title": d.title, "characters": len(d.text), "tokens": count_tokens(d.text),
+         "pages": len(d.page_starts) or None, "source": d.source.split("/")[-1]} for d in docs]
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+dataset = lib.dataset()
+if dataset is not None:
+    st.caption(f"QA set '{dataset.name}': {len(dataset.questions)} questions with gold spans over these documents.")
+
+to_remove = st.multiselect("Remove documents", [d.doc_id for d in docs])
+if st.button("Remove selected", disabled=not to_remove):
+    for doc_id in to_remove:
+        lib.remove(doc_id)
+    st.rerun()
+st.caption(f"Library {lib.id}: keep this page's address to come back to these documents after a restart.")

@@ -1,0 +1,79 @@
+"""Query: one question against every chunker, their top-k side by side, and this question's metrics."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components import state
+from components.html import cnm_badges_html, esc, marked_text_html
+from core.workbench import ask_all, gold_overlap
+
+st.header("Query")
+corpus = state.corpus()
+results = {s: r for s, r in state.runs(corpus).items() if r.ok}
+services = state.services()
+if not results or services is None:
+    st.info("Run the chunkers on the Chunk & compare page first.")
+    st.stop()
+
+k = services.settings.top_k
+gold = None
+if corpus.questions:
+    options = ["(type my own)"] + [f"{q.qid}: {q.question}" for q in corpus.questions]
+    picked = st.selectbox("Question from the QA set", options)
+    if picked != options[0]:
+        gold = corpus.questions[options.index(picked) - 1]
+qualify = st.checkbox("Put the product name in front of the question", value=False,
+                      help="Near-duplicate manuals can only be told apart when the question names the product.")
+default = gold.text(qualify) if gold else ""
+question = st.text_input("Question", default, key=f"question-{gold.qid if gold else 'own'}-{qualify}")
+
+if st.button("Ask every chunker", type="primary", disabled=not question.strip()):
+    answers = ask_all(services, results, question, k, gold)
+    st.session_state["answers"] = {"question": question, "gold": gold, "answers": answers}
+    log = st.session_state.setdefault("query_log", [])
+    for spec, a in answers.items():
+        row = {"question": question[:80], "chunker": spec, "ms": round(a.seconds * 1000, 1)}
+        if a.score:
+            row.update({m: round(v, 3) for m, v in a.score.values.items()})
+        log.append(row)
+
+shown = st.session_state.get("answers")
+if not shown:
+    st.stop()
+answers, gold = shown["answers"], shown["gold"]
+if gold:
+    table = [{"chunker": s, **{m: round(v, 3) for m, v in a.score.values.items()}}
+             for s, a in answers.items() if a.score]
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+specs = list(answers)
+for row_start in range(0, len(specs), 4):
+    for col, spec in zip(st.columns(4), specs[row_start : row_start + 4]):
+        a = answers[spec]
+        with col:
+            st.markdown(f"**{spec}** · {a.seconds * 1000:.0f} ms")
+            if a.error:
+                st.error(a.error)
+                continue
+            if a.query_cnm:
+                st.html(f"<small>question CNM ({esc(a.query_cnm.applied)}):</small> "
+                        + cnm_badges_html(a.query_cnm.cnm))
+            for h in a.hits:
+                relevant = a.score.relevant[h.rank - 1] if a.score else None
+                mark = " ✅" if relevant else (" ❌" if relevant is False else "")
+                boost = f" (cos {h.similarity:.3f})" if h.cnm_match else ""
+                prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
+                    if h.chunk.prefix else ""
+                st.html(
+                    f'<div style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
+                    f"<div><b>#{h.rank}</b> score {h.score:.3f}{boost}{mark}</div>"
+                    f'<div style="font-size:0.75rem;color:#6b7280">{esc(h.chunk.doc_id)} '
+                    f"{h.chunk.start}–{h.chunk.end}</div>{prefix}"
+                    f'<div style="font-size:0.8rem;white-space:pre-wrap">'
+                    f"{marked_text_html(h.chunk.text, gold_overlap(h.chunk, gold), 700)}</div></div>"
+                )
+
+if st.session_state.get("query_log"):
+    st.subheader("This session's questions")
+    st.dataframe(pd.DataFrame(st.session_state["query_log"]), hide_index=True, width="stretch")
