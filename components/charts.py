@@ -57,6 +57,16 @@ def trace_curve(trace: dict[str, Any], title: str) -> go.Figure:
     return fig
 
 
+def eos_curve(window: dict[str, Any], scorer: str) -> go.Figure:
+    """p(end of text) at each sentence end of one LGMGC window; the chosen split marked."""
+    fig = go.Figure(go.Scatter(x=window["positions"], y=window["p"], mode="lines+markers", name="p(EOS)"))
+    fig.add_vline(x=window["split"], line_color="#dc2626", annotation_text="split")
+    fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 40, "b": 30},
+                      title=f"Window {window['start']}–{window['end']}: {scorer}", xaxis_title="character offset",
+                      yaxis_title="p(end of text)")
+    return fig
+
+
 def continuity_strip(chunks: Sequence[Chunk]) -> go.Figure:
     """One cell per chunk: continues (TRUE), new document (FALSE), or first chunk."""
     values, text = [], []

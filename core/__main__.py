@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
     bench.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")
     bench.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
+    bench.add_argument("--scorer-model", default=None,
+                       help="causal LM for lg/lgmgc: the bundled SmolLM2 (default), a local folder or an HF id")
+    bench.add_argument("--eos-mode", choices=["eos", "paragraph", "sum"], default="eos",
+                       help="which next tokens count as end of text for lg/lgmgc")
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
@@ -117,13 +121,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
         chat = {"model": args.llm_model, "base_url": args.llm_base_url, "timeout": args.llm_timeout}
         llm = make_cnm_backend(args.llm, ws.cache, embedder=embedder,
                                **({} if args.llm == "rule" else chat))
+    scorer = chat = None
+    names = {s.split(":")[0] for s in args.chunkers} | {p.split("=", 1)[1] for s in args.chunkers
+                                                       for p in s.split(":")[1:] if p.startswith("parents=")}
+    if names & {"lg", "lgmgc"}:
+        from core.llm.local_model import BUNDLED_SMOLLM2
+        from core.llm.scoring import EosScorer
+
+        scorer = EosScorer(args.scorer_model or BUNDLED_SMOLLM2, ws.cache / "models", eos_mode=args.eos_mode)
+    if "lumber" in names:
+        from core.llm.factory import make_chat_client
+
+        chat = make_chat_client("local" if args.llm == "rule" else args.llm, ws.cache, model=args.llm_model,
+                                base_url=args.llm_base_url, timeout=args.llm_timeout)
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
     for ds in datasets:
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
-        report = bench_dataset(ds, args.chunkers, BenchOptions(args.k, args.qualify_queries, args.join, llm),
-                               embedder, store, ws, progress)
+        options = BenchOptions(args.k, args.qualify_queries, args.join, llm, scorer, chat)
+        report = bench_dataset(ds, args.chunkers, options, embedder, store, ws, progress)
         reports.append(report)
         print(format_table(report))
         print()
@@ -138,7 +155,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _dummy_context():
     from core.chunkers.base import ChunkerContext
 
-    return ChunkerContext(embedder=object(), llm=object())
+    return ChunkerContext(embedder=object(), llm=object(), scorer=object(), chat=object())
 
 
 def _store_settings(address: str | None, path: Path, cls):

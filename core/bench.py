@@ -33,6 +33,8 @@ class BenchOptions:
     qualify_queries: bool = False
     join: bool = False
     llm: Any = None  # CNM backend for chop (core.llm.factory.make_cnm_backend)
+    scorer: Any = None  # next-token scorer for lg / lgmgc (core.llm.scoring.EosScorer)
+    chat: Any = None  # chat client for lumber (core.llm.base.LLMClient)
 
 
 def _llm_totals(llm: Any) -> tuple[int, int, int]:
@@ -61,11 +63,11 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     queries = [q.text(options.qualify_queries) for q in data.questions]
     refs = [(q.qid, q.references) for q in data.questions]
     max_k = max(options.ks)
-    context = ChunkerContext(embedder=embedder, llm=options.llm)
+    context = ChunkerContext(embedder=embedder, llm=options.llm, scorer=options.scorer, chat=options.chat)
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
-        llm_before = _llm_totals(options.llm)
+        llm_before = _llm_totals(options.chat if "chat" in chunker.needs else options.llm)
         run = chunk_documents(data.documents, chunker, workspace.chunk_runs, progress)
         indexed = index_run(run, data.documents, embedder, store, progress)
         mode = getattr(chunker, "retrieval", "off")
@@ -73,25 +75,34 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         t0 = time.perf_counter()
         hits = Retriever(store, indexed.collection, run.chunks, embedder, policy).search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
-        calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(options.llm), llm_before))
-        uses_llm = "llm" in chunker.needs
+        uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
+        after = _llm_totals(options.chat if "chat" in chunker.needs else options.llm)
+        calls, tokens_in, tokens_out = (a - b for a, b in zip(after, llm_before))
+        passes = sum(t.get("forward_passes", 0) for t in run.traces.values())
+        words = sum(t.get("words", 0) for t in run.traces.values())
         retrieved = [[h.chunk for h in found] for found in hits]
         scores, _ = evaluate(refs, [[Span(c.doc_id, c.start, c.end) for c in got] for got in retrieved],
                              run.spans(), options.ks)
-        n = len(run.chunks)
+        parents = run.parents()
+        n = len(parents)
         results[spec] = {
             **scores,
             "n_chunks": n,
-            "mean_chunk_tokens": sum(c.token_count for c in run.chunks) / n if n else 0.0,
+            "n_children": len(run.children()),
+            "mean_chunk_tokens": sum(c.token_count for c in parents) / n if n else 0.0,
             "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
                         "query": query_seconds},
             "cached": {"chunks": run.from_cache, "collection": indexed.reused},
             "config": chunker.spec,
-            "llm": getattr(options.llm, "label", None) if uses_llm else None,
+            "llm": getattr(options.chat if "chat" in chunker.needs else options.llm, "label", None) if uses_llm
+            else None,
             "llm_calls": calls if uses_llm else 0,
             "llm_tokens_in": tokens_in if uses_llm else 0,
             "llm_tokens_out": tokens_out if uses_llm else 0,
             **boundary_metrics(data.documents, run.chunks),
+            "forward_passes": passes,
+            "forward_passes_per_1k_words": 1000 * passes / words if words else None,
+            "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
         }
     return {
         "dataset": data.name,
@@ -111,7 +122,7 @@ def format_table(report: dict[str, Any]) -> str:
     ks = report["k"]
     cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou")]
     results = report["results"]
-    extra = [c for c in ("llm_calls", "boundary_f1") if any(r.get(c) for r in results.values())]
+    extra = [c for c in ("llm_calls", "boundary_f1", "forward_passes") if any(r.get(c) for r in results.values())]
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []
     for name, r in results.items():

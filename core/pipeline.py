@@ -44,8 +44,19 @@ class ChunkRun:
     from_cache: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def parents(self) -> list[Chunk]:
+        """The chunks retrieval returns and evaluation scores (all of them, unless the run has children)."""
+        return [c for c in self.chunks if c.parent_id is None]
+
+    def children(self) -> list[Chunk]:
+        """Multi-granular children (indexed instead of their parents); empty for single-level chunkers."""
+        return [c for c in self.chunks if c.parent_id is not None]
+
+    def index_units(self) -> list[Chunk]:
+        return self.children() or self.chunks
+
     def spans(self) -> list[Span]:
-        return [Span(c.doc_id, c.start, c.end) for c in self.chunks]
+        return [Span(c.doc_id, c.start, c.end) for c in self.parents()]
 
 
 def _run_key(docs: Sequence[Document], chunker: Chunker) -> str:
@@ -96,13 +107,14 @@ def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store
               progress: ProgressFn | None = None) -> IndexedRun:
     """Embed a chunk run and store it, or reuse the complete collection already built from the same inputs."""
     name = collection_name(corpus_fingerprint(docs), run.identity, embedder.key)
-    if store.has_complete(name, len(run.chunks)):
+    units = run.index_units()
+    if store.has_complete(name, len(units)):
         return IndexedRun(run, name, 0.0, 0.0, True, 0)
-    texts = [c.embed_text for c in run.chunks]
+    texts = [c.embed_text for c in units]
     t0 = time.perf_counter()
     vectors = embedder.embed(texts, (lambda d, n: progress(f"embed {run.spec}", d, n)) if progress else None)
     t1 = time.perf_counter()
     description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
-    store.build(name, run.chunks, vectors, description,
+    store.build(name, units, vectors, description,
                 (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None)
     return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts))

@@ -27,6 +27,7 @@ class Hit:
     rank: int
     similarity: float = 0.0  # the plain cosine similarity, before any CNM boost
     cnm_match: float | None = None
+    children: list[tuple[Chunk, float]] = field(default_factory=list)  # multi-granular: the child hits behind it
 
 
 @dataclass
@@ -52,6 +53,24 @@ def cnm_match(question: dict[str, Any], chunk: dict[str, Any]) -> float:
     return 0.5 if qc and cc and qc.lower() == cc.lower() else 0.0
 
 
+def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, Chunk], k: int) -> list[Hit]:
+    """Multi-granular retrieval: a parent's score is the maximum of its children's; top-k distinct parents."""
+    best: dict[str, Hit] = {}
+    for cid, score in found:
+        child = by_id[cid]
+        parent_id = child.parent_id or cid
+        hit = best.get(parent_id)
+        if hit is None:
+            hit = best[parent_id] = Hit(by_id[parent_id], score, 0, score)
+        hit.children.append((child, score))
+        if score > hit.score:
+            hit.score = hit.similarity = score
+    ranked = sorted(best.values(), key=lambda h: -h.score)[:k]
+    for rank, hit in enumerate(ranked, start=1):
+        hit.rank = rank
+    return ranked
+
+
 class Retriever:
     def __init__(self, store: VectorStore, collection: str, chunks: Sequence[Chunk], embedder: Embedder,
                  cnm: CnmPolicy | None = None) -> None:
@@ -60,6 +79,7 @@ class Retriever:
         self.by_id = {c.chunk_id: c for c in chunks}
         self.embedder = embedder
         self.cnm = cnm if cnm and cnm.mode != "off" else None
+        self.has_children = any(c.parent_id for c in chunks)
         self.chunk_models = sorted({m for c in chunks if (m := (c.meta.get("cnm") or {}).get("model"))})
         self.last_query_cnms: list[QueryCnm] = []
 
@@ -70,6 +90,10 @@ class Retriever:
         if not queries:
             return []
         vectors = self.embedder.embed(list(queries))
+        if self.has_children:
+            pool = max(50, 10 * k)
+            return [parents_by_best_child(found, self.by_id, k) for found in
+                    self.store.query(self.collection, vectors, pool)]
         if self.cnm is None:
             return [self._hits(found) for found in self.store.query(self.collection, vectors, k)]
         q_cnms = [r.cnm.model_dump() for r in self.cnm.backend.extract(list(queries))]

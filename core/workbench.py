@@ -31,6 +31,8 @@ from core.workspace import Workspace
 
 DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
                  "chop:retrieval=filter"]
+# slower ones, offered but not run by default: a local LM forward pass per window, or an LLM call per group
+MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after"]
 Progress = Callable[[str, int, int], None]
 
 
@@ -41,10 +43,17 @@ class Services:
     embedder: Any
     store: VectorStore
     llm: Any  # CNM backend (rule-based or prompted)
+    scorer: Any = None  # next-token scorer for lg / lgmgc (loads its model on first use)
+    chat: Any = None  # chat client for lumber (local SmolLM2 unless an OpenAI-compatible server is set)
+
+    def context(self) -> ChunkerContext:
+        return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
 
 
 def build_services(settings: Settings, api_key: str | None = None) -> Services:
-    from core.llm.factory import make_cnm_backend
+    from core.llm.factory import make_chat_client, make_cnm_backend
+    from core.llm.local_model import BUNDLED_SMOLLM2
+    from core.llm.scoring import EosScorer
 
     ws = Workspace.open(settings.workspace)
     embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache, api_key=api_key)
@@ -55,7 +64,10 @@ def build_services(settings: Settings, api_key: str | None = None) -> Services:
     chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None, "api_key": api_key,
             "timeout": settings.llm_timeout}
     llm = make_cnm_backend(settings.llm, ws.cache, embedder=embedder, **({} if settings.llm == "rule" else chat))
-    return Services(settings, ws, embedder, store, llm)
+    scorer = EosScorer(BUNDLED_SMOLLM2, ws.cache / "models")
+    chat_kind = "openai" if settings.llm == "openai" else "local"
+    chat_client = make_chat_client(chat_kind, ws.cache, **(chat if chat_kind == "openai" else {}))
+    return Services(settings, ws, embedder, store, llm, scorer, chat_client)
 
 
 @dataclass
@@ -94,7 +106,7 @@ class ChunkerResult:
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
                  progress: Progress | None = None) -> dict[str, ChunkerResult]:
     """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run."""
-    context = ChunkerContext(embedder=services.embedder, llm=services.llm)
+    context = services.context()
     results: dict[str, ChunkerResult] = {}
     for i, spec in enumerate(specs):
         if progress:
@@ -126,7 +138,7 @@ class QueryResult:
 
 def retriever_for(services: Services, result: ChunkerResult) -> Retriever:
     assert result.run is not None and result.indexed is not None
-    chunker = make_chunker(result.spec, ChunkerContext(embedder=services.embedder, llm=services.llm))
+    chunker = make_chunker(result.spec, services.context())
     mode = getattr(chunker, "retrieval", "off")
     policy = CnmPolicy(mode, services.llm, getattr(chunker, "boost", 0.1)) if mode != "off" else None
     return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy)
@@ -159,8 +171,8 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
               join: bool, progress: Progress | None = None) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app."""
-    return bench_dataset(dataset, specs, BenchOptions(ks, qualify, join, services.llm), services.embedder,
-                         services.store, services.workspace, progress)
+    options = BenchOptions(ks, qualify, join, services.llm, services.scorer, services.chat)
+    return bench_dataset(dataset, specs, options, services.embedder, services.store, services.workspace, progress)
 
 
 def evaluate_result(services: Services, result: ChunkerResult, questions: Sequence[Question], ks: Sequence[int],

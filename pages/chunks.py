@@ -9,7 +9,7 @@ from components import charts, state
 from components.html import chunk_spans_html, cnm_badges_html
 from core.chunkers.base import available
 from core.errors import ChunkLensError
-from core.workbench import DEFAULT_SPECS, run_chunkers
+from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers
 
 st.header("Chunk & compare")
 corpus = state.corpus()
@@ -20,7 +20,8 @@ services = state.services()
 if services is None:
     st.stop()
 
-chosen = st.multiselect("Chunkers", DEFAULT_SPECS, default=st.session_state.get("specs", DEFAULT_SPECS),
+options = list(dict.fromkeys(DEFAULT_SPECS + MORE_SPECS + st.session_state.get("specs", [])))
+chosen = st.multiselect("Chunkers", options, default=st.session_state.get("specs", DEFAULT_SPECS),
                         help=f"Built-in: {', '.join(available())}")
 extra = st.text_input("More chunkers with parameters (comma separated)", "",
                       placeholder="recursive:theta=300, cosine:max_tokens=300, chop:prefix=after")
@@ -53,8 +54,8 @@ if not ok:
     st.info("Pick chunkers and press Run.")
     st.stop()
 
-summary = [{"chunker": s, "chunks": len(r.run.chunks),
-            "mean tokens": round(sum(c.token_count for c in r.run.chunks) / max(1, len(r.run.chunks)), 1),
+summary = [{"chunker": s, "chunks": len(r.run.parents()), "children": len(r.run.children()),
+            "mean tokens": round(sum(c.token_count for c in r.run.parents()) / max(1, len(r.run.parents())), 1),
             "seconds": round(r.seconds, 2), "cached": r.run.from_cache and r.indexed.reused,
             "LLM calls": r.llm_calls} for s, r in ok.items()]
 st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
@@ -63,7 +64,7 @@ doc_ids = [d.doc_id for d in corpus.documents]
 doc_id = st.selectbox("Document", doc_ids) if len(doc_ids) > 1 else doc_ids[0]
 doc = next(d for d in corpus.documents if d.doc_id == doc_id)
 gold = [(r.start, r.end) for q in corpus.questions for r in q.references if r.doc_id == doc_id]
-runs = {s: r.run.chunks for s, r in ok.items()}
+runs = {s: r.run.parents() for s, r in ok.items()}
 st.plotly_chart(charts.boundary_timeline(runs, doc_id, len(doc.text), doc.joins, gold), width="stretch")
 st.plotly_chart(charts.size_histogram(runs), width="stretch")
 
@@ -74,7 +75,7 @@ shown = st.multiselect("Side by side", list(ok), default=list(ok)[:3], max_selec
 for col, spec in zip(st.columns(max(1, len(shown))), shown):
     with col:
         st.markdown(f"**{spec}**")
-        own = [c for c in ok[spec].run.chunks if c.doc_id == doc_id]
+        own = [c for c in ok[spec].run.parents() if c.doc_id == doc_id]
         st.html(chunk_spans_html(doc.text, own, start, min(len(doc.text), start + window)))
 
 for spec, r in ok.items():
@@ -82,6 +83,23 @@ for spec, r in ok.items():
     if trace.get("kind") in ("similarity", "distance") and trace.get("values"):
         st.plotly_chart(charts.trace_curve(trace, f"{spec}: neighbour {trace['kind']}"), width="stretch",
                         key=f"curve-{spec}")
+    if trace.get("kind") == "eos" and trace.get("windows"):
+        st.subheader(f"{spec}: p(end of text) per window")
+        scored = [w for w in trace["windows"] if w["positions"]]
+        if scored:
+            n = st.number_input(f"Window ({len(scored)} scored)", 1, len(scored), 1, key=f"win-{spec}") - 1
+            st.plotly_chart(charts.eos_curve(scored[n], trace.get("scorer", "")), width="stretch",
+                            key=f"eos-{spec}")
+        st.caption(f"{trace.get('forward_passes', 0)} forward passes for {trace.get('words', 0):,} words")
+    children = [c for c in r.run.children() if c.doc_id == doc_id]
+    if children:
+        parents = [c for c in r.run.parents() if c.doc_id == doc_id]
+        pick = st.selectbox(f"{spec}: a parent and its children", [c.chunk_id for c in parents], key=f"par-{spec}")
+        parent = next(c for c in parents if c.chunk_id == pick)
+        for level in ("h", "q"):
+            kids = [c for c in children if c.parent_id == pick and c.child.startswith(level)]
+            st.markdown(f"children of at most θ/{2 if level == 'h' else 4} words: {len(kids)}")
+            st.html(chunk_spans_html(doc.text, [c for c in kids], parent.start, parent.end))
     if trace.get("kind") == "continuity":
         st.subheader(f"{spec}: CNM prefixes and continuity")
         own = [c for c in r.run.chunks if c.doc_id == doc_id]

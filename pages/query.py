@@ -65,9 +65,12 @@ for row_start in range(0, len(specs), 4):
                 boost = f" (cos {h.similarity:.3f})" if h.cnm_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""
+                kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(h.children)} child hit(s): '
+                        + ", ".join(f"{esc(c.child)} {s:.3f}" for c, s in h.children[:4]) + "</div>"
+                        if h.children else "")
                 st.html(
                     f'<div style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
-                    f"<div><b>#{h.rank}</b> score {h.score:.3f}{boost}{mark}</div>"
+                    f"<div><b>#{h.rank}</b> score {h.score:.3f}{boost}{mark}</div>{kids}"
                     f'<div style="font-size:0.75rem;color:#6b7280">{esc(h.chunk.doc_id)} '
                     f"{h.chunk.start}–{h.chunk.end}</div>{prefix}"
                     f'<div style="font-size:0.8rem;white-space:pre-wrap">'

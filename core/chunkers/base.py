@@ -27,11 +27,12 @@ class Chunk:
     prefix: str = ""
     prefix_place: Literal["before", "after"] = "before"
     parent_id: str | None = None
+    child: str = ""  # for a multi-granular child: its label inside the parent ("h0", "q3"); "" otherwise
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def chunk_id(self) -> str:
-        return f"{self.doc_id}#{self.index}"
+        return f"{self.doc_id}#{self.index}" + (f".{self.child}" if self.child else "")
 
     @property
     def embed_text(self) -> str:
@@ -58,6 +59,8 @@ class ChunkerContext:
 
     embedder: Any = None
     llm: Any = None
+    scorer: Any = None  # next-token scorer of a local causal LM (LGMGC)
+    chat: Any = None  # a chat client (core.llm.base.LLMClient), for LumberChunker
     progress: Any = None
 
 
@@ -161,7 +164,7 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
         kwargs[key] = _convert(value, fields[key].type, f"{name}:{key}")
     chunker = cls(**kwargs)
     chunker.context = context or ChunkerContext()
-    for need in cls.needs:
+    for need in chunker.needs:
         if getattr(chunker.context, need) is None:
             raise ConfigError(f"chunker '{name}' needs an {need}, and none is configured")
     validate = getattr(chunker, "validate", None)

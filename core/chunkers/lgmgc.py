@@ -1,0 +1,137 @@
+"""LGMGC (arXiv 2501.09940): logits-guided parent chunks and multi-granular children.
+
+`lg`: take the next θ words as a window, run the local LM once over it, read p(end of text) at every sentence
+end, and cut the parent at the most likely end; the rest of the window starts the next one. When what is left
+is at most θ words it becomes the last parent. A window with no sentence end is cut at its last word.
+
+`mg` / `lgmgc`: every parent (from `recursive` for `mg`, the paper's MG-only ablation, or from `lg`) is split
+into children of at most θ/2 and θ/4 words. Children are indexed; retrieval scores a parent by its best child
+and returns distinct parents (core.retrieval).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from core import text as T
+from core.chunkers.base import Chunk, Chunker, Chunking, build_chunks, make_chunker, register
+from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
+from core.documents import Document
+from core.errors import ConfigError
+from core.tokens import count_tokens
+
+
+def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> tuple[list[tuple[int, int]], list]:
+    """Parent spans and, per window, the p(EOS) curve with the chosen split (for the app)."""
+    words = T.words(text)
+    sentence_ends = sorted({e for _, e in T.sentences(text)})
+    spans: list[tuple[int, int]] = []
+    windows: list[dict[str, Any]] = []
+    w = 0  # index of the first word of the current window
+    while w < len(words):
+        if len(words) - w <= theta:
+            spans.append((words[w][0], words[-1][1]))
+            break
+        start, limit = words[w][0], words[w + theta - 1][1]
+        floor = words[w + min_words - 1][1] if min_words > 0 else start
+        candidates = [e for e in sentence_ends if floor <= e <= limit and e > start]
+        if candidates:
+            scored = scorer.score(text[start:limit], [e - start for e in candidates])
+            best = max(range(len(candidates)), key=lambda i: scored.probabilities[i])
+            split = candidates[best]
+            windows.append({"start": start, "end": limit, "positions": candidates,
+                            "p": [round(p, 5) for p in scored.probabilities], "split": split})
+        else:
+            split = limit
+            windows.append({"start": start, "end": limit, "positions": [], "p": [], "split": split})
+        s, e = T.strip_span(text, start, split)
+        if e > s:
+            spans.append((s, e))
+        while w < len(words) and words[w][0] < split:
+            w += 1
+    return spans, windows
+
+
+@register
+@dataclass
+class LogitsGuidedChunker(Chunker):
+    name = "lg"
+    needs = ("scorer",)
+    theta: int = 300
+    min_words: int = 50
+
+    def validate(self) -> None:
+        if self.theta < 2 or not 0 <= self.min_words < self.theta:
+            raise ConfigError("lg: need theta >= 2 and 0 <= min_words < theta")
+
+    def chunk(self, doc: Document) -> Chunking:
+        scorer = self.context.scorer
+        before, started = scorer.forward_passes, time.perf_counter()
+        spans, windows = logits_guided_spans(doc.text, scorer, self.theta, self.min_words)
+        seconds = time.perf_counter() - started
+        trace = {"kind": "eos", "scorer": scorer.label, "windows": windows,
+                 "forward_passes": scorer.forward_passes - before, "words": T.count_words(doc.text),
+                 "seconds": round(seconds, 3)}
+        return Chunking(build_chunks(doc, spans, level="parent"), trace)
+
+
+def add_children(doc: Document, parents: list[Chunk], theta: int) -> list[Chunk]:
+    """Parents followed by their children of at most θ/2 ("h") and θ/4 ("q") words, exact spans inside them."""
+    out = list(parents)
+    for p in parents:
+        for label, cap in (("h", max(1, theta // 2)), ("q", max(1, theta // 4))):
+            for j, (s, e) in enumerate(split_to_cap(doc.text, p.start, p.end, WORDS, cap, STRUCTURE_LEVELS)):
+                out.append(Chunk(doc.doc_id, s, e, doc.text[s:e], count_tokens(doc.text[s:e]), index=p.index,
+                                 parent_id=p.chunk_id, child=f"{label}{j}", meta={"level": f"theta/{theta // cap}"}))
+    return out
+
+
+@register
+@dataclass
+class MultiGranularChunker(Chunker):
+    """Children over another chunker's parents: by default `recursive` (the MG-only ablation)."""
+
+    name = "mg"
+    theta: int = 300
+    parents: str = "recursive"
+
+    def _parent_chunker(self) -> Chunker:
+        spec = self.parents if ":" in self.parents else f"{self.parents}:theta={self.theta}"
+        if spec.split(":")[0] in ("mg", "lgmgc"):
+            raise ConfigError("mg: parents must come from a single-level chunker")
+        return make_chunker(spec, self.context)
+
+    @property
+    def needs(self) -> tuple[str, ...]:  # type: ignore[override]
+        from core.chunkers.base import REGISTRY
+
+        parent = REGISTRY.get(self.parents.split(":")[0])
+        return tuple(parent.needs) if parent is not None and isinstance(parent.needs, tuple) else ()
+
+    def chunk(self, doc: Document) -> Chunking:
+        base = self._parent_chunker().chunk(doc)
+        for c in base.chunks:
+            c.meta["level"] = "parent"
+        return Chunking(add_children(doc, base.chunks, self.theta), base.trace)
+
+
+@register
+@dataclass
+class LgmgcChunker(Chunker):
+    """Logits-guided parents with multi-granular children: the full LGMGC."""
+
+    name = "lgmgc"
+    needs = ("scorer",)
+    theta: int = 300
+    min_words: int = 50
+
+    def validate(self) -> None:
+        if self.theta < 2 or not 0 <= self.min_words < self.theta:
+            raise ConfigError("lgmgc: need theta >= 2 and 0 <= min_words < theta")
+
+    def chunk(self, doc: Document) -> Chunking:
+        lg = make_chunker(f"lg:theta={self.theta}:min_words={self.min_words}", self.context)
+        base = lg.chunk(doc)
+        return Chunking(add_children(doc, base.chunks, self.theta), base.trace)

@@ -1,0 +1,68 @@
+"""LumberChunker (Duarte et al., 2024), one of LGMGC's baselines: paragraphs are grouped until the group holds
+about `group_tokens` tokens; a chat LLM names the first paragraph where the content clearly changes; the
+chunk ends just before it and the next group starts there. Needs a chat backend (local or OpenAI-compatible).
+An answer without a usable paragraph id ends the chunk at the group's end, and the error is recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core import text as T
+from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_to_cap
+from core.documents import Document
+from core.errors import ConfigError
+from core.llm.base import ChatRequest, LLMError
+
+LUMBER_PROMPT = """You will read a document split into numbered paragraphs ("ID n: ...").
+Find the first paragraph, after the first one, where the content clearly changes topic compared with the
+paragraphs before it. Answer with that paragraph's id only, as "Answer: ID n". If nothing changes, answer with
+the last id.
+
+{paragraphs}"""
+
+
+@register
+@dataclass
+class LumberChunker(Chunker):
+    name = "lumber"
+    needs = ("chat",)
+    group_tokens: int = 550
+    temperature: float = 0.1
+
+    def validate(self) -> None:
+        if self.group_tokens < 50:
+            raise ConfigError("lumber: group_tokens must be at least 50")
+
+    def chunk(self, doc: Document) -> Chunking:
+        units: list[tuple[int, int]] = []
+        for s, e in T.paragraphs(doc.text):  # paragraphs longer than a group are split first
+            units.extend(split_to_cap(doc.text, s, e, TOKENS, self.group_tokens, STRUCTURE_LEVELS[1:]))
+        sizes = [TOKENS.size(doc.text, s, e) for s, e in units]
+        spans, decisions = [], []
+        i = 0
+        while i < len(units):
+            j, total = i, 0
+            while j < len(units) and (j == i or total + sizes[j] <= self.group_tokens):
+                total += sizes[j]
+                j += 1
+            if j - i == 1:  # a single paragraph needs no decision
+                spans.append((units[i][0], units[j - 1][1]))
+                i = j
+                continue
+            listing = "\n".join(f"ID {n}: {doc.text[s:e][:600]}" for n, (s, e) in enumerate(units[i:j], start=i))
+            answer = self.context.chat.ask(ChatRequest(LUMBER_PROMPT.format(paragraphs=listing),
+                                                       temperature=self.temperature, max_tokens=20))
+            if answer.error:
+                raise LLMError(f"lumber: {answer.error}")
+            found = re.search(r"ID\s*(\d+)", answer.text) or re.search(r"\b(\d+)\b", answer.text)
+            cut = int(found.group(1)) if found else j
+            error = None if found and i < cut <= j else f"unusable answer {answer.text[:60]!r}"
+            cut = cut if i < cut <= j else j
+            decisions.append({"start": units[i][0], "group_end": units[j - 1][1], "cut_at": units[cut - 1][1],
+                              "answer": answer.text[:80], "error": error})
+            spans.append((units[i][0], units[cut - 1][1]))
+            i = cut
+        return Chunking(build_chunks(doc, spans), {"kind": "lumber", "decisions": decisions})

@@ -1,0 +1,87 @@
+"""Next-token probabilities from a local causal LM, read at many positions of one forward pass (LGMGC).
+
+The window is wrapped as a chat user turn after a short instruction. At the end of every sentence we read the
+probability that the *next* token ends the text. Which tokens count is a setting (`eos_mode`):
+- "eos": the tokenizer's end tokens (for SmolLM2-Instruct `<|im_end|>`, which closes the user turn, plus
+  `<|endoftext|>`), i.e. "the user's text is complete here";
+- "paragraph": tokens that begin with a blank line ("\n\n"), i.e. "a new paragraph starts here";
+- "sum": both (they are disjoint token sets, so their probabilities add).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import ConfigError
+from core.llm.local_model import BUNDLED_SMOLLM2, load_causal_lm
+
+INSTRUCTION = "Is the following text complete? Read it and decide whether it ends at a natural boundary."
+EOS_MODES = ("eos", "paragraph", "sum")
+
+
+@dataclass
+class ScoredWindow:
+    probabilities: list[float]  # one per requested position
+    n_tokens: int
+
+
+class EosScorer:
+    def __init__(self, model: str = BUNDLED_SMOLLM2, cache_dir: Path | None = None, eos_mode: str = "eos",
+                 max_tokens: int = 2048) -> None:
+        if eos_mode not in EOS_MODES:
+            raise ConfigError(f"eos_mode must be one of {', '.join(EOS_MODES)}")
+        self.model_name = model
+        self.cache_dir = str(cache_dir or Path.home() / ".cache" / "chunklens" / "models")
+        self.eos_mode = eos_mode
+        self.max_tokens = max_tokens
+        self.key = f"scorer:{model}:{eos_mode}"
+        self.label = ("SmolLM2-135M-Instruct" if model == BUNDLED_SMOLLM2 else model) + f" p({eos_mode})"
+        self.forward_passes = 0
+        self._lock = threading.Lock()
+        self._ids: tuple[list[int], list[int]] | None = None
+
+    def _token_sets(self, tok) -> tuple[list[int], list[int]]:
+        if self._ids is None:
+            eos = {tok.eos_token_id} if tok.eos_token_id is not None else set()
+            for special in ("<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>"):
+                tid = tok.convert_tokens_to_ids(special)
+                if isinstance(tid, int) and tid >= 0 and tok.convert_ids_to_tokens(tid) == special:
+                    eos.add(tid)
+            para = [i for i in range(len(tok)) if i not in eos and tok.decode([i]).startswith("\n\n")]
+            self._ids = (sorted(eos), para)
+        return self._ids
+
+    def score(self, text: str, positions: Sequence[int]) -> ScoredWindow:
+        """p(end of text) right after each character offset in `positions`, from ONE forward pass over `text`."""
+        import torch
+
+        tok, lm = load_causal_lm(self.model_name, self.cache_dir)
+        eos_ids, para_ids = self._token_sets(tok)
+        head = tok.apply_chat_template([{"role": "user", "content": INSTRUCTION + "\n\n"}], tokenize=False,
+                                       add_generation_prompt=False) if tok.chat_template else INSTRUCTION + "\n\n"
+        # cut the chat template at the user's content so the window is the open end of the user turn
+        marker = INSTRUCTION + "\n\n"
+        prefix = head[: head.index(marker) + len(marker)] if marker in head else marker
+        enc = tok(prefix + text, return_offsets_mapping=True, add_special_tokens=False, truncation=True,
+                  max_length=self.max_tokens, return_tensors="pt")
+        offsets = enc.pop("offset_mapping")[0].tolist()
+        with self._lock, torch.inference_mode():
+            logits = lm(**enc).logits[0]
+            self.forward_passes += 1
+        probs = torch.softmax(logits.float(), dim=-1)
+        base = len(prefix)
+        ends = [e - base for _, e in offsets]
+        out = []
+        for pos in positions:
+            # the last token that ends at or before the sentence end; its logits predict what follows
+            t = max((i for i, end in enumerate(ends) if 0 < end <= pos), default=None)
+            if t is None:
+                out.append(0.0)
+                continue
+            p_eos = float(probs[t, eos_ids].sum()) if eos_ids else 0.0
+            p_para = float(probs[t, para_ids].sum()) if para_ids else 0.0
+            out.append({"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[self.eos_mode])
+        return ScoredWindow(out, len(offsets))

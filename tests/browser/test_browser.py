@@ -1,0 +1,101 @@
+"""The real app in a real browser: Streamlit served on loopback, driven by Playwright in Debian's chromium.
+
+Loads the sample set, runs every default chunker, asks a question, checks that every chunker answered, and
+saves screenshots (under artifacts/screenshots, or $CHUNKLENS_SCREENSHOTS).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from core.workbench import DEFAULT_SPECS
+from tests.chroma_server import free_port
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = Path(os.environ.get("CHUNKLENS_SCREENSHOTS", ROOT / "artifacts" / "screenshots"))
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is not installed (scripts/setup.sh --test installs it)")
+    port = free_port()
+    ws = tmp_path_factory.mktemp("browser-ws")
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(ws), "HF_HUB_OFFLINE": "1"}
+    log = (ws / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start (see {log.name})") from None
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def nav(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.get_by_role("heading", name=title).first.wait_for(timeout=60_000)
+
+
+def test_sample_set_all_chunkers_and_a_question(app_url, browser):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(app_url)
+    page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
+    assert "lib=" in page.url
+    page.screenshot(path=str(SHOTS / "1-home.png"))
+
+    nav(page, "Documents")
+    page.get_by_role("button", name="Load the sample set").click()
+    page.get_by_text("Loaded 7 manuals and 56 questions").wait_for(timeout=60_000)
+    page.screenshot(path=str(SHOTS / "2-documents.png"), full_page=True)
+
+    nav(page, "Chunk & compare")
+    page.get_by_role("button", name="Run chunkers").click()
+    page.get_by_text("Ran 8 chunker(s)").wait_for(timeout=900_000)
+    page.get_by_text("Chunk boundaries").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(SHOTS / "3-chunks.png"), full_page=True)
+
+    nav(page, "Query")
+    page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
+    page.get_by_role("option").nth(1).click()
+    page.get_by_role("button", name="Ask every chunker").click()
+    page.get_by_text("This session's questions").wait_for(timeout=120_000)
+    for spec in DEFAULT_SPECS:
+        assert page.get_by_text(f"{spec} ·").count() >= 1, f"no results shown for {spec}"
+    page.screenshot(path=str(SHOTS / "4-query.png"), full_page=True)
+    assert not page.get_by_test_id("stException").count()
