@@ -61,7 +61,8 @@ for row_start in range(0, len(specs), 4):
                         + cnm_badges_html(a.query_cnm.cnm))
             for h in a.hits:
                 relevant = a.score.relevant[h.rank - 1] if a.score else None
-                mark = " ✅" if relevant else (" ❌" if relevant is False else "")
+                mark = (' <span style="color:#15803d">relevant</span>' if relevant else
+                        (' <span style="color:#b91c1c">not relevant</span>' if relevant is False else ""))
                 boost = f" (cos {h.similarity:.3f})" if h.cnm_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""

@@ -18,6 +18,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_http(url: str, proc: subprocess.Popen, timeout: float, what: str) -> None:
+    """Poll `url` until it answers; fail early if the process died."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start") from None
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def chroma_server(path: Path, timeout: float = 60.0) -> Iterator[int]:
     port = free_port()
@@ -26,15 +39,7 @@ def chroma_server(path: Path, timeout: float = 60.0) -> Iterator[int]:
     proc = subprocess.Popen([str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"chroma server did not start (see {log.name})") from None
-                time.sleep(0.2)
+        wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout, f"chroma server (see {log.name})")
         yield port
     finally:
         proc.terminate()

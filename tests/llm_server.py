@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.chroma_server import free_port
+from tests.chroma_server import free_port, wait_for_http
 
 
 class LlamaServer:
@@ -34,16 +31,8 @@ class LlamaServer:
              "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048", "--n_threads", "2"],
             stdout=log, stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
-                    json.load(resp)
-                return self
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"llama.cpp server did not start (see {self.log_path})") from None
-                time.sleep(0.3)
+        wait_for_http(f"{self.base_url}/models", self.proc, timeout, f"llama.cpp server (see {self.log_path})")
+        return self
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

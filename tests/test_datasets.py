@@ -68,3 +68,16 @@ def test_shared_sets_load_with_exact_spans(name):
     ds = load_dataset(shared_dataset(name))
     assert ds.questions and ds.documents
     assert SHARED_DATA.exists()
+
+
+def test_sample_set_matches_its_manuals_and_is_big_enough():
+    from core.chunkers.base import make_chunker
+    from tests.conftest import ROOT
+
+    ds = load_dataset(ROOT / "sample_data" / "qa")
+    assert len(ds.documents) >= 6 and len(ds.questions) >= 40
+    chunker = make_chunker("recursive")
+    for doc in ds.documents:
+        assert (ROOT / "sample_data" / "manuals" / f"{doc.doc_id}.md").read_text(encoding="utf-8") == doc.text
+        assert len(chunker.chunk(doc).chunks) >= 20
+    assert all(q.product for q in ds.questions)

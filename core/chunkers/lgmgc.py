@@ -64,7 +64,7 @@ class LogitsGuidedChunker(Chunker):
 
     def validate(self) -> None:
         if self.theta < 2 or not 0 <= self.min_words < self.theta:
-            raise ConfigError("lg: need theta >= 2 and 0 <= min_words < theta")
+            raise ConfigError(f"{self.name}: need theta >= 2 and 0 <= min_words < theta")
 
     def chunk(self, doc: Document) -> Chunking:
         scorer = self.context.scorer
@@ -119,19 +119,11 @@ class MultiGranularChunker(Chunker):
 
 @register
 @dataclass
-class LgmgcChunker(Chunker):
+class LgmgcChunker(LogitsGuidedChunker):
     """Logits-guided parents with multi-granular children: the full LGMGC."""
 
     name = "lgmgc"
-    needs = ("scorer",)
-    theta: int = 300
-    min_words: int = 50
-
-    def validate(self) -> None:
-        if self.theta < 2 or not 0 <= self.min_words < self.theta:
-            raise ConfigError("lgmgc: need theta >= 2 and 0 <= min_words < theta")
 
     def chunk(self, doc: Document) -> Chunking:
-        lg = make_chunker(f"lg:theta={self.theta}:min_words={self.min_words}", self.context)
-        base = lg.chunk(doc)
+        base = super().chunk(doc)
         return Chunking(add_children(doc, base.chunks, self.theta), base.trace)

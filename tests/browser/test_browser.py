@@ -10,14 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from core.workbench import DEFAULT_SPECS
-from tests.chroma_server import free_port
+from tests.chroma_server import free_port, wait_for_http
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -39,15 +37,7 @@ def app_url(tmp_path_factory):
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start (see {log.name})") from None
-            time.sleep(0.3)
+    wait_for_http(f"{url}/_stcore/health", proc, 60, f"streamlit (see {log.name})")
     yield url
     proc.terminate()
     proc.wait(timeout=20)
