@@ -108,12 +108,13 @@ def category_scores(text: str) -> Counter[str]:
 class RuleCnm:
     """Rule-based CNM extraction and continuity decisions (no LLM; zero LLM calls and tokens)."""
 
-    key = "rules:v1"
+    key = "rules:v2"  # bump when a rule changes: chunk caches are keyed by it
     label = "rule-based (no model)"
 
-    def __init__(self, embedder: Any = None, min_similarity: float = 0.1) -> None:
+    def __init__(self, embedder: Any = None, min_similarity: float = 0.05, category_similarity: float = 0.3) -> None:
         self.embedder = embedder
         self.min_similarity = min_similarity
+        self.category_similarity = category_similarity
         self.stats = LLMStats()
 
     def extract_one(self, text: str) -> CNM:
@@ -155,7 +156,10 @@ class RuleCnm:
         a_cats, c_cats = category_scores(anchor), category_scores(current)
         if a_cats and c_cats:
             (a_cat, a_n), (c_cat, c_n) = a_cats.most_common(1)[0], c_cats.most_common(1)[0]
-            if a_cat != c_cat and a_n >= 3 and c_n >= 5 and c_cats.get(a_cat, 0) == 0:
+            # a phone manual has camera and Wi-Fi sections: a category change alone is a section change unless
+            # the texts are also unlike each other (or no embedder is there to tell)
+            unlike = similarity is None or similarity < self.category_similarity
+            if a_cat != c_cat and a_n >= 3 and c_n >= 5 and c_cats.get(a_cat, 0) == 0 and unlike:
                 return False, f"category changes: {a_cat} -> {c_cat}"
         a_models, c_models = model_candidates(anchor), model_candidates(current)
         if c_models:
