@@ -52,7 +52,7 @@ def _batches(items: Sequence[str], size: int):
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, with an explicit long-text policy."""
 
-    def __init__(self, model: str = BUNDLED_MINILM, long_text: LongText = "truncate", batch_size: int = 64) -> None:
+    def __init__(self, model: str = BUNDLED_MINILM, long_text: LongText = "truncate", batch_size: int = 32) -> None:
         if long_text not in ("truncate", "window"):
             raise ConfigError(f"long_text must be 'truncate' or 'window', not '{long_text}'")
         from sentence_transformers import SentenceTransformer
