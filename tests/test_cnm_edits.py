@@ -51,7 +51,7 @@ def test_edits_reembed_only_what_changed_and_move_the_metrics(chop_run):
     edits = [CnmEdit(c.chunk_id, cnm={"category": "fan", "nouns": [], "model": "ZZ9"}) for c in starts]
     computed_before = services.embedder.stats.computed
     edited, changed = apply_cnm_edits(services, corpus, result, edits)
-    assert 0 < changed and services.embedder.stats.computed - computed_before == changed
+    assert changed > 0 and services.embedder.stats.computed - computed_before == changed
     after = evaluate_result(services, edited, corpus.questions, [10], qualify=True)
     assert after["hit@10"] != before["hit@10"] or after["mrr@10"] != before["mrr@10"]
 
