@@ -42,6 +42,7 @@ class EosScorer:
         self.forward_passes = 0
         self._lock = threading.Lock()
         self._ids: tuple[list[int], list[int]] | None = None
+        self._memo: dict[tuple[str, tuple[int, ...]], ScoredWindow] = {}  # lg and lgmgc score the same windows
 
     def _token_sets(self, tok) -> tuple[list[int], list[int]]:
         if self._ids is None:
@@ -55,8 +56,13 @@ class EosScorer:
         return self._ids
 
     def score(self, text: str, positions: Sequence[int]) -> ScoredWindow:
-        """p(end of text) right after each character offset in `positions`, from ONE forward pass over `text`."""
+        """p(end of text) right after each character offset in `positions`, from ONE forward pass over `text`
+        (none when the same window was scored before in this process)."""
         import torch
+
+        memo_key = (text, tuple(positions))
+        if memo_key in self._memo:
+            return self._memo[memo_key]
 
         tok, lm = load_causal_lm(self.model_name, self.cache_dir)
         eos_ids, para_ids = self._token_sets(tok)
@@ -84,4 +90,7 @@ class EosScorer:
             p_eos = float(probs[t, eos_ids].sum()) if eos_ids else 0.0
             p_para = float(probs[t, para_ids].sum()) if para_ids else 0.0
             out.append({"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[self.eos_mode])
-        return ScoredWindow(out, len(offsets))
+        scored = ScoredWindow(out, len(offsets))
+        if len(self._memo) < 20_000:
+            self._memo[memo_key] = scored
+        return scored
