@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from core.errors import ConfigError
+from core.storage import open_cache
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 LongText = Literal["truncate", "window"]
@@ -142,12 +142,8 @@ class EmbeddingCache:
     """Vectors on disk keyed by (embedder key, text hash): a rerun embeds nothing it has seen before."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
-        self._db.commit()
+        self._db = open_cache(path, "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
 
     @staticmethod
     def key(model_key: str, text: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ChunkLensError
+from core.storage import open_cache
 
 
 class LLMError(ChunkLensError):
@@ -66,12 +66,8 @@ class AnswerCache:
     """Answers on disk keyed by backend, model and the whole request: a rerun pays nothing."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
-        self._db.commit()
+        self._db = open_cache(path, "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
 
     @staticmethod
     def key(backend_key: str, request: ChatRequest) -> str:
