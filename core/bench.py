@@ -23,7 +23,7 @@ from core.evaluation import evaluate
 from core.index import VectorStore
 from core.metrics import Span
 from core.pipeline import ProgressFn, chunk_documents, index_run
-from core.retrieval import CnmPolicy, Retriever
+from core.retrieval import Retriever, cnm_policy_for
 from core.workspace import Workspace
 
 
@@ -67,17 +67,16 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
-        llm_before = _llm_totals(options.chat if "chat" in chunker.needs else options.llm)
+        uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
+        llm_service = options.chat if "chat" in chunker.needs else options.llm
+        llm_before = _llm_totals(llm_service)
         run = chunk_documents(data.documents, chunker, workspace.chunk_runs, progress)
         indexed = index_run(run, data.documents, embedder, store, progress)
-        mode = getattr(chunker, "retrieval", "off")
-        policy = CnmPolicy(mode, options.llm, getattr(chunker, "boost", 0.1)) if mode != "off" else None
+        policy = cnm_policy_for(chunker, options.llm)
         t0 = time.perf_counter()
         hits = Retriever(store, indexed.collection, run.chunks, embedder, policy).search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
-        uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
-        after = _llm_totals(options.chat if "chat" in chunker.needs else options.llm)
-        calls, tokens_in, tokens_out = (a - b for a, b in zip(after, llm_before))
+        calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
         passes = sum(t.get("forward_passes", 0) for t in run.traces.values())
         words = sum(t.get("words", 0) for t in run.traces.values())
         retrieved = [[h.chunk for h in found] for found in hits]
@@ -94,8 +93,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
                         "query": query_seconds},
             "cached": {"chunks": run.from_cache, "collection": indexed.reused},
             "config": chunker.spec,
-            "llm": getattr(options.chat if "chat" in chunker.needs else options.llm, "label", None) if uses_llm
-            else None,
+            "llm": getattr(llm_service, "label", None) if uses_llm else None,
             "llm_calls": calls if uses_llm else 0,
             "llm_tokens_in": tokens_in if uses_llm else 0,
             "llm_tokens_out": tokens_out if uses_llm else 0,

@@ -45,6 +45,12 @@ class QueryCnm:
     models: list[str] = field(default_factory=list)
 
 
+def cnm_policy_for(chunker: Any, backend: Any) -> CnmPolicy | None:
+    """The CNM-aware search a chunker's spec asks for (`chop:retrieval=filter|boost`), or None."""
+    mode = getattr(chunker, "retrieval", "off")
+    return CnmPolicy(mode, backend, getattr(chunker, "boost", 0.1)) if mode != "off" else None
+
+
 def cnm_match(question: dict[str, Any], chunk: dict[str, Any]) -> float:
     """1 for the same model, 0.5 for the same category only, 0 otherwise."""
     if models_match(question.get("model"), chunk.get("model")):

@@ -25,7 +25,7 @@ from core.evaluation import QuestionScore, RelevanceCounter, evaluate, score_que
 from core.index import StoreSettings, VectorStore
 from core.metrics import Span
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run
-from core.retrieval import CnmPolicy, Hit, QueryCnm, Retriever
+from core.retrieval import Hit, QueryCnm, Retriever, cnm_policy_for
 from core.settings import Settings
 from core.workspace import Workspace
 
@@ -138,9 +138,7 @@ class QueryResult:
 
 def retriever_for(services: Services, result: ChunkerResult) -> Retriever:
     assert result.run is not None and result.indexed is not None
-    chunker = make_chunker(result.spec, services.context())
-    mode = getattr(chunker, "retrieval", "off")
-    policy = CnmPolicy(mode, services.llm, getattr(chunker, "boost", 0.1)) if mode != "off" else None
+    policy = cnm_policy_for(make_chunker(result.spec, services.context()), services.llm)
     return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy)
 
 
