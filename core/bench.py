@@ -97,6 +97,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "llm_calls": calls if uses_llm else 0,
             "llm_tokens_in": tokens_in if uses_llm else 0,
             "llm_tokens_out": tokens_out if uses_llm else 0,
+            "scorer": getattr(options.scorer, "label", None) if "scorer" in chunker.needs else None,
             **boundary_metrics(data.documents, run.chunks),
             "forward_passes": passes,
             "forward_passes_per_1k_words": 1000 * passes / words if words else None,

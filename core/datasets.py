@@ -118,3 +118,30 @@ def joined(dataset: QADataset) -> QADataset:
         for q in dataset.questions
     ]
     return QADataset(f"{dataset.name} (joined)", [stream], questions, source=dataset.source)
+
+
+def _slice(dataset: QADataset, docs: list[Document], label: str) -> QADataset:
+    kept = {d.doc_id for d in docs}
+    questions = [q for q in dataset.questions if all(r.doc_id in kept for r in q.references)]
+    if not questions:
+        raise DatasetError(f"{dataset.name}: no question refers only to {label}")
+    return QADataset(f"{dataset.name} ({label})", docs, questions, source=dataset.source)
+
+
+def first_documents(dataset: QADataset, n: int) -> QADataset:
+    """The first `n` documents in file order and the questions whose references all lie in them: a smaller,
+    reproducible slice for methods too slow to run over a whole set on a CPU."""
+    if n < 1:
+        raise DatasetError("max documents must be at least 1")
+    if n >= len(dataset.documents):
+        return dataset
+    return _slice(dataset, dataset.documents[:n], f"first {n} documents")
+
+
+def select_documents(dataset: QADataset, doc_ids: list[str]) -> QADataset:
+    """The named documents (in file order) and the questions whose references all lie in them."""
+    known = {d.doc_id for d in dataset.documents}
+    missing = [i for i in doc_ids if i not in known]
+    if missing:
+        raise DatasetError(f"{dataset.name}: no document {', '.join(repr(m) for m in missing)}")
+    return _slice(dataset, [d for d in dataset.documents if d.doc_id in set(doc_ids)], ", ".join(doc_ids))

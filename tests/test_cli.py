@@ -83,6 +83,7 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
         (["--chunkers", "recursive:size=3"], "has no parameter 'size'"),
         (["--chunkers", "naive-500t:size=10:overlap=10"], "overlap < size"),
         (["--chunkers", "paragraph", "--chroma", "nonsense"], "HOST:PORT"),
+        (["--chunkers", "paragraph", "--doc-ids", "ac,zzz"], "no document 'zzz'"),
     ],
 )
 def test_bad_input_is_one_clear_line(tiny, tmp_path, args, message):

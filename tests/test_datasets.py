@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.datasets import joined, load_dataset
+from core.datasets import first_documents, joined, load_dataset, select_documents
 from core.errors import DatasetError
 from tests.conftest import SHARED_DATA, shared_dataset
 
@@ -33,6 +33,23 @@ def test_load_and_join(tmp_path):
     (ref,) = stream.questions[0].references
     assert doc.text[ref.start : ref.end] == "three hours" == ds.documents[1].text[19:30]
     assert doc.joins == [len(DOCS[0]["text"]) + 2]
+
+
+def test_slices_keep_only_questions_about_their_documents(tmp_path):
+    qa = {**QS[0], "qid": "2", "references": [{"doc_id": "a", "start": 0, "end": 6}]}
+    both = {**QS[0], "qid": "3", "references": [{"doc_id": "a", "start": 0, "end": 6},
+                                                {"doc_id": "b", "start": 0, "end": 7}]}
+    ds = load_dataset(write_folder(tmp_path / "ok", DOCS, [*QS, qa, both]))
+    first = first_documents(ds, 1)
+    assert [d.doc_id for d in first.documents] == ["a"] and [q.qid for q in first.questions] == ["2"]
+    assert first.name == "ok (first 1 documents)"
+    assert first_documents(ds, 5) is ds
+    picked = select_documents(ds, ["b"])
+    assert [d.doc_id for d in picked.documents] == ["b"] and [q.qid for q in picked.questions] == ["1"]
+    with pytest.raises(DatasetError, match="no document 'zzz'"):
+        select_documents(ds, ["zzz"])
+    with pytest.raises(DatasetError, match="at least 1"):
+        first_documents(ds, 0)
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,14 @@ child, Chinese text; plus the multi-granular split over another chunker's parent
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from core import text as T
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
 from core.documents import Document
+from core.errors import ConfigError
 from core.retrieval import parents_by_best_child
 
 pytestmark = pytest.mark.slow
@@ -58,6 +61,35 @@ def test_lg_spans_and_one_forward_pass_per_window(scorer):
         assert len(w["p"]) == len(w["positions"]) and w["split"] in w["positions"]
         assert w["p"][w["positions"].index(w["split"])] == max(w["p"])  # the split is at the highest p(EOS)
         assert all(0.0 <= p <= 1.0 for p in w["p"])
+
+
+def test_scores_match_the_full_output_layer_and_bfloat16_picks_the_same_split(scorer):
+    """Only the read positions go through the output layer; that must equal reading the full logits."""
+    import torch
+
+    from core.llm.local_model import load_causal_lm
+    from core.llm.scoring import INSTRUCTION, EosScorer
+
+    text = "Clean the filter every two weeks. Rinse it in water. Let it dry in the shade before use."
+    ends = [text.index(".") + 1, text.index("water.") + 6, len(text)]
+    fast = scorer.score(text, ends).probabilities
+    tok, lm = load_causal_lm(scorer.model_name, scorer.cache_dir)
+    head = tok.apply_chat_template([{"role": "user", "content": INSTRUCTION + "\n\n"}], tokenize=False)
+    prefix = head[: head.index(INSTRUCTION) + len(INSTRUCTION) + 2]
+    enc = tok(prefix + text, return_offsets_mapping=True, add_special_tokens=False, return_tensors="pt")
+    offsets = [e - len(prefix) for _, e in enc.pop("offset_mapping")[0].tolist()]
+    with torch.inference_mode():
+        probs = torch.softmax(lm(**enc).logits[0].float(), dim=-1)
+    eos_ids = scorer._token_sets(tok)[0]
+    for pos, p in zip(ends, fast):
+        row = max(i for i, e in enumerate(offsets) if 0 < e <= pos)
+        assert p == pytest.approx(float(probs[row, eos_ids].sum()), rel=1e-4, abs=1e-7)
+    half = EosScorer(cache_dir=Path(scorer.cache_dir), dtype="bfloat16")
+    assert "bfloat16" in half.key and half.key != scorer.key  # different numbers, different caches
+    slow = half.score(text, ends).probabilities
+    assert max(range(3), key=lambda i: slow[i]) == max(range(3), key=lambda i: fast[i])
+    with pytest.raises(ConfigError, match="dtype"):
+        EosScorer(dtype="int4")
 
 
 def test_eos_probability_is_higher_at_a_sentence_end(scorer):

@@ -40,8 +40,8 @@ def _quiet() -> None:
     hf_logging.disable_progress_bar()
 
 
-@lru_cache(maxsize=2)
-def load_causal_lm(model: str, cache_dir: str) -> tuple[Any, Any]:
+@lru_cache(maxsize=3)
+def load_causal_lm(model: str, cache_dir: str, dtype: str = "float32") -> tuple[Any, Any]:
     """(tokenizer, model) in eval mode on the CPU; the bundled GGUF is dequantised once into `cache_dir`."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -66,7 +66,7 @@ def load_causal_lm(model: str, cache_dir: str) -> tuple[Any, Any]:
         source = model
     try:
         tok = AutoTokenizer.from_pretrained(source)
-        lm = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+        lm = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
     except Exception as exc:  # noqa: BLE001 - missing folder, no network for an id, bad config
         raise ConfigError(f"cannot load causal LM '{model}': {exc}") from exc
     lm.eval()

@@ -6,6 +6,10 @@ probability that the *next* token ends the text. Which tokens count is a setting
   `<|endoftext|>`), i.e. "the user's text is complete here";
 - "paragraph": tokens that begin with a blank line ("\n\n"), i.e. "a new paragraph starts here";
 - "sum": both (they are disjoint token sets, so their probabilities add).
+
+Only the positions we read go through the output layer (its 49k-word vocabulary costs about a fifth of a pass
+otherwise). `dtype` = "bfloat16" runs the body in bfloat16, about 1.8x faster on CPUs with AVX-512 BF16; the
+probabilities change slightly, so it is part of the scorer's key (and of every chunk cache built on it).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from core.llm.local_model import BUNDLED_SMOLLM2, load_causal_lm
 
 INSTRUCTION = "Is the following text complete? Read it and decide whether it ends at a natural boundary."
 EOS_MODES = ("eos", "paragraph", "sum")
+DTYPES = ("float32", "bfloat16")
 
 
 @dataclass
@@ -30,15 +35,19 @@ class ScoredWindow:
 
 class EosScorer:
     def __init__(self, model: str = BUNDLED_SMOLLM2, cache_dir: Path | None = None, eos_mode: str = "eos",
-                 max_tokens: int = 2048) -> None:
+                 max_tokens: int = 2048, dtype: str = "float32") -> None:
         if eos_mode not in EOS_MODES:
             raise ConfigError(f"eos_mode must be one of {', '.join(EOS_MODES)}")
+        if dtype not in DTYPES:
+            raise ConfigError(f"scorer dtype must be one of {', '.join(DTYPES)}")
+        self.dtype = dtype
         self.model_name = model
         self.cache_dir = str(cache_dir or Path.home() / ".cache" / "chunklens" / "models")
         self.eos_mode = eos_mode
         self.max_tokens = max_tokens
-        self.key = f"scorer:{model}:{eos_mode}"
-        self.label = ("SmolLM2-135M-Instruct" if model == BUNDLED_SMOLLM2 else model) + f" p({eos_mode})"
+        self.key = f"scorer:{model}:{eos_mode}" + ("" if dtype == "float32" else f":{dtype}")
+        self.label = ("SmolLM2-135M-Instruct" if model == BUNDLED_SMOLLM2 else model) + f" p({eos_mode})" + (
+            "" if dtype == "float32" else f" {dtype}")
         self.forward_passes = 0
         self._lock = threading.Lock()
         self._ids: tuple[list[int], list[int]] | None = None
@@ -64,7 +73,7 @@ class EosScorer:
         if memo_key in self._memo:
             return self._memo[memo_key]
 
-        tok, lm = load_causal_lm(self.model_name, self.cache_dir)
+        tok, lm = load_causal_lm(self.model_name, self.cache_dir, self.dtype)
         eos_ids, para_ids = self._token_sets(tok)
         head = tok.apply_chat_template([{"role": "user", "content": INSTRUCTION + "\n\n"}], tokenize=False,
                                        add_generation_prompt=False) if tok.chat_template else INSTRUCTION + "\n\n"
@@ -74,21 +83,23 @@ class EosScorer:
         enc = tok(prefix + text, return_offsets_mapping=True, add_special_tokens=False, truncation=True,
                   max_length=self.max_tokens, return_tensors="pt")
         offsets = enc.pop("offset_mapping")[0].tolist()
-        with self._lock, torch.inference_mode():
-            logits = lm(**enc).logits[0]
-            self.forward_passes += 1
-        probs = torch.softmax(logits.float(), dim=-1)
         base = len(prefix)
         ends = [e - base for _, e in offsets]
+        # the last token that ends at or before each sentence end: its logits predict what follows
+        rows = [max((i for i, end in enumerate(ends) if 0 < end <= pos), default=-1) for pos in positions]
+        wanted = sorted({r for r in rows if r >= 0})
+        with self._lock, torch.inference_mode():
+            hidden = lm.base_model(**enc).last_hidden_state[0, wanted]
+            probs = torch.softmax(lm.get_output_embeddings()(hidden).float(), dim=-1) if wanted else None
+            self.forward_passes += 1
         out = []
-        for pos in positions:
-            # the last token that ends at or before the sentence end; its logits predict what follows
-            t = max((i for i, end in enumerate(ends) if 0 < end <= pos), default=None)
-            if t is None:
+        for r in rows:
+            if r < 0 or probs is None:
                 out.append(0.0)
                 continue
-            p_eos = float(probs[t, eos_ids].sum()) if eos_ids else 0.0
-            p_para = float(probs[t, para_ids].sum()) if para_ids else 0.0
+            row = probs[wanted.index(r)]
+            p_eos = float(row[eos_ids].sum()) if eos_ids else 0.0
+            p_para = float(row[para_ids].sum()) if para_ids else 0.0
             out.append({"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[self.eos_mode])
         scored = ScoredWindow(out, len(offsets))
         if len(self._memo) < 20_000:
