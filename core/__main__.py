@@ -1,4 +1,4 @@
-"""Command line: `python -m core bench ...` and `python -m core chunkers`.
+"""Command line: `python -m core bench ...`, `python -m core table REPORT.json` and `python -m core chunkers`.
 
 Every expected failure (bad folder, bad file, unknown chunker, unreachable server) ends with one line on
 stderr and exit status 2; progress goes to stderr so stdout holds only the results table.
@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="lg/lgmgc scorer precision (bfloat16: faster on CPUs with AVX-512 BF16)")
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    table = sub.add_parser("table", help="print a bench JSON report as a Markdown table")
+    table.add_argument("report", type=Path, help="a file written by bench --out")
+    table.add_argument("--metrics", default="hit,mrr,ndcg", type=lambda v: [m for m in v.split(",") if m],
+                       help="metric names, e.g. dcg,recall or span_recall,span_iou")
+    table.add_argument("--k", type=_ks, default=None, help="cut-offs to show (default: all in the report)")
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
     return parser
 
@@ -178,6 +183,15 @@ def _store_settings(address: str | None, path: Path, cls):
     return cls(host=host, port=int(port))
 
 
+def cmd_table(args: argparse.Namespace) -> int:
+    from core.report import load_reports, markdown_table
+
+    for report in load_reports(args.report):
+        print(markdown_table(report, args.metrics, args.k))
+        print()
+    return 0
+
+
 def cmd_chunkers() -> int:
     import dataclasses
 
@@ -195,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "bench":
             return cmd_bench(args)
+        if args.command == "table":
+            return cmd_table(args)
         return cmd_chunkers()
     except ChunkLensError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -67,6 +67,13 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
     # these questions are easy: every chunker finds the paragraph in its top 3
     assert all(r["hit@3"] == 1.0 for r in report["results"].values())
     assert "paragraph" in proc.stdout and "hit@1" in proc.stdout
+    table = run_cli("table", str(out), "--metrics", "dcg,recall", "--k", "3", workspace=tmp_path / "ws")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert "| chunker | chunks | children | tokens | dcg@3 | recall@3 | wall s |" in lines
+    assert sum(line.startswith("| `") for line in lines) == len(report["results"])
+    row = next(line for line in lines if line.startswith("| `paragraph` |")).split(" | ")
+    assert float(row[4]) == pytest.approx(report["results"]["paragraph"]["dcg@3"], abs=5e-4)
     # a second run reuses chunks and collections
     again = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "1", "--out", str(out),
                     workspace=tmp_path / "ws")
@@ -94,6 +101,13 @@ def test_bad_input_is_one_clear_line(tiny, tmp_path, args, message):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") <= 1
+
+
+def test_table_of_a_file_that_is_not_a_report(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"a": 1}')
+    proc = run_cli("table", str(bad), workspace=tmp_path)
+    assert proc.returncode == 2 and "not a bench report" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_bad_k_is_an_argparse_error(tiny, tmp_path):
