@@ -24,12 +24,22 @@ def render() -> None:
         llm_base_url = st.text_input("LLM base URL", current.llm_base_url, help="empty for api.openai.com")
         key = st.text_input("API key (this session only)", type="password", value="",
                             help="Kept in memory for this browser session; never saved or shown again.")
+        scorer_model = st.text_input("LGMGC scorer model", current.scorer_model,
+                                     help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder")
+        eos_mode = st.selectbox("LGMGC: end of text means", ["eos", "paragraph", "sum"],
+                                index=["eos", "paragraph", "sum"].index(current.eos_mode),
+                                format_func={"eos": "end tokens (<|im_end|>, <|endoftext|>)",
+                                             "paragraph": "a blank line (new paragraph)", "sum": "either"}.get)
+        scorer_dtype = st.selectbox("LGMGC scorer precision", ["float32", "bfloat16"],
+                                    index=["float32", "bfloat16"].index(current.scorer_dtype),
+                                    help="bfloat16 is faster on CPUs with AVX-512 BF16")
         chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
         workspace = st.text_input("Workspace folder", current.workspace)
         top_k = st.number_input("Top k", 1, 50, current.top_k)
         if st.form_submit_button("Save settings"):
             new = Settings(workspace=workspace, embedder=embedder, long_text=long_text, llm=llm,
                            llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
+                           scorer_model=scorer_model, eos_mode=eos_mode, scorer_dtype=scorer_dtype,
                            chroma_server=chroma, top_k=int(top_k))
             if key:
                 st.session_state["api_key"] = key

@@ -26,6 +26,9 @@ class Settings(BaseModel):
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 60.0
+    scorer_model: str = ""  # causal LM for lg / lgmgc: empty = the bundled SmolLM2, else a folder or HF id
+    eos_mode: Literal["eos", "paragraph", "sum"] = "eos"  # which next tokens count as end of text
+    scorer_dtype: Literal["float32", "bfloat16"] = "float32"
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
 

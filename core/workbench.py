@@ -64,7 +64,8 @@ def build_services(settings: Settings, api_key: str | None = None) -> Services:
     chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None, "api_key": api_key,
             "timeout": settings.llm_timeout}
     llm = make_cnm_backend(settings.llm, ws.cache, embedder=embedder, **({} if settings.llm == "rule" else chat))
-    scorer = EosScorer(BUNDLED_SMOLLM2, ws.cache / "models")
+    scorer = EosScorer(settings.scorer_model.strip() or BUNDLED_SMOLLM2, ws.cache / "models",
+                       eos_mode=settings.eos_mode, dtype=settings.scorer_dtype)
     chat_kind = "openai" if settings.llm == "openai" else "local"
     chat_client = make_chat_client(chat_kind, ws.cache, **(chat if chat_kind == "openai" else {}))
     return Services(settings, ws, embedder, store, llm, scorer, chat_client)

@@ -129,3 +129,19 @@ def test_document_text_is_escaped(tmp_path, monkeypatch):
     body = " ".join(h.proto.body for h in at.get("html"))
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body and "<script>" not in body
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; more" in body
+
+
+def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
+    from core.settings import load_settings
+    from core.workbench import build_services
+
+    [mode] = [s for s in app.selectbox if s.label.startswith("LGMGC: end of text")]
+    mode.select("paragraph")
+    [dtype] = [s for s in app.selectbox if s.label == "LGMGC scorer precision"]
+    dtype.select("bfloat16")
+    at = click(app, "Save settings")
+    assert not at.exception
+    saved = load_settings(tmp_path / "ws")
+    assert (saved.eos_mode, saved.scorer_dtype) == ("paragraph", "bfloat16")
+    assert build_services(saved).scorer.key.endswith(":paragraph:bfloat16")
+    assert "p(paragraph) bfloat16" in build_services(saved).scorer.label

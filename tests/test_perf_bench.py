@@ -1,0 +1,63 @@
+"""`python -m bench.perf` on a few thousand characters: every stage runs offline and the figures add up.
+
+The peers are benchmark-only extras (requirements-bench.txt); CI does not install them, so this module is skipped
+there.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("chonkie")
+pytest.importorskip("langchain_text_splitters")
+
+from bench import perf  # noqa: E402  (after the skips: it is only worth importing with the peers present)
+from tests.conftest import ROOT  # noqa: E402
+
+OURS = ("naive-500t", "recursive", "cosine", "semantic")
+PEERS_ALWAYS_THERE = ("chonkie TokenChunker", "chonkie RecursiveChunker", "chonkie SemanticChunker",
+                      "langchain TokenTextSplitter", "langchain RecursiveCharacterTextSplitter")
+
+
+@pytest.mark.slow
+def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "perf.json"
+    report = perf.main(["--data", str(ROOT / "sample_data" / "qa"), "--chars", "5000", "--semantic-chars", "3000",
+                        "--repeat", "1", "--json", str(out)])
+    printed = capsys.readouterr().out
+
+    assert json.loads(out.read_text()) == json.loads(json.dumps(report))
+    assert report["input"]["chars"] == 5000 and report["input"]["semantic_chars"] == 3000
+    assert report["machine"]["cpu_count"] >= 1 and report["memory_method"].startswith("psutil RSS")
+    stages = {s["name"]: s for s in report["stages"]}
+    for name in (*OURS, *PEERS_ALWAYS_THERE, "tiktoken cl100k encode", "MiniLM embed sentences"):
+        stage = stages[name]
+        assert stage["skipped"] == "", f"{name}: {stage['skipped']}"  # nothing tried to download
+        assert stage["seconds"] > 0 and stage["mb_per_s"] > 0 and stage["count"] > 0
+        assert stage["peak_rss_mb"] > 0
+        assert name in printed
+    for name in OURS:
+        assert stages[name]["x_fastest_peer"] > 0 and stages[name]["x_floor"] > 0
+    assert stages["cosine"]["chars"] == stages["semantic"]["chars"] == 3000
+    assert stages["naive-500t"]["chars"] == 5000
+    assert len(report["targets"]) == len(OURS) and "targets (from the issue)" in printed
+
+
+def test_ratios_divide_by_the_fastest_peer_and_the_floor():
+    def result(name, families, role, seconds):
+        return perf.Result(name, families, role, chars=1000, mb=0.001, unit="chunks", runs=[seconds, seconds * 3])
+
+    results = [result("floor", ("token", "recursive"), "floor", 1.0), result("naive-500t", ("token",), "ours", 3.0),
+               result("slow peer", ("token",), "peer", 4.0), result("fast peer", ("token",), "peer", 2.0),
+               result("recursive", ("recursive",), "ours", 1.2)]
+    perf.add_ratios(results)
+    by_name = {r.name: r for r in results}
+    assert by_name["naive-500t"].seconds == 6.0  # median of [3, 9]
+    assert by_name["naive-500t"].x_fastest_peer == pytest.approx(6.0 / 4.0)
+    assert by_name["naive-500t"].x_floor == pytest.approx(3.0)
+    assert by_name["recursive"].x_fastest_peer is None  # no recursive peer ran
+    lines = "\n".join(perf.target_lines(results))
+    assert "1.500x the fastest token peer (target <= 1.00: MISSED)" in lines
+    assert "1.200x one tiktoken pass (target <= 1.50: met)" in lines
