@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core import text as T
 from core.boundaries import BoundaryScores, score_boundaries
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
+from core.chunkers.lgmgc import split_statistics
 from core.datasets import QADataset, joined
 from core.documents import Document
 from core.embeddings import Embedder
@@ -102,6 +104,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "forward_passes": passes,
             "forward_passes_per_1k_words": 1000 * passes / words if words else None,
             "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
+            "lg_splits": split_statistics(list(run.traces.values())),
+            "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
         }
     return {
         "dataset": data.name,

@@ -155,3 +155,18 @@ def test_lumber_with_the_local_chat_model(tmp_path):
     assert all(paragraphs[c.start : c.end] == c.text for c in result.chunks)
     assert not paragraphs[result.chunks[-1].end :].strip()
     assert chat.stats.calls == len(result.trace["decisions"]) >= 1
+
+
+def test_split_statistics_by_hand():
+    from core.chunkers.lgmgc import split_statistics
+
+    traces = [{"kind": "eos", "windows": [
+        {"positions": [10, 20, 30], "p": [0.5, 0.2, 0.1], "split": 10},
+        {"positions": [40, 50], "p": [0.1, 0.3], "split": 50},
+        {"positions": [], "p": [], "split": 60},  # no sentence end: not a scored window
+    ]}, {"kind": "similarity"}]
+    stats = split_statistics(traces)
+    assert stats == pytest.approx({"windows": 2, "split_at_first_candidate": 0.5, "split_at_last_candidate": 0.5,
+                                   "candidates_per_window": 2.5, "mean_p_first_candidate": 0.3,
+                                   "mean_p_last_candidate": 0.2})
+    assert split_statistics([{"kind": "similarity"}]) is None

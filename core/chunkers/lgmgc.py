@@ -54,6 +54,24 @@ def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> t
     return spans, windows
 
 
+def split_statistics(traces: list[dict[str, Any]]) -> dict[str, float] | None:
+    """Where the LG chunker cut, over all scored windows: how often at the first candidate sentence end (a sign
+    that p(EOS) falls with position rather than following the text), the candidates per window, and the mean
+    p(EOS) at the first and the last candidate."""
+    windows = [w for t in traces if t.get("kind") == "eos" for w in t.get("windows", []) if w["positions"]]
+    if not windows:
+        return None
+    n = len(windows)
+    return {
+        "windows": n,
+        "split_at_first_candidate": sum(w["positions"][0] == w["split"] for w in windows) / n,
+        "split_at_last_candidate": sum(w["positions"][-1] == w["split"] for w in windows) / n,
+        "candidates_per_window": sum(len(w["positions"]) for w in windows) / n,
+        "mean_p_first_candidate": sum(w["p"][0] for w in windows) / n,
+        "mean_p_last_candidate": sum(w["p"][-1] for w in windows) / n,
+    }
+
+
 @register
 @dataclass
 class LogitsGuidedChunker(Chunker):
