@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Create .venv and install pinned dependencies (idempotent: skips what is already installed).
-# Usage: scripts/setup.sh [--test]   --test also installs test tools, the browser and the loopback LLM server.
+# Usage: scripts/setup.sh [--test] [--bench]   --test also installs test tools, the browser and the loopback LLM
+# server; --bench the peers `python -m bench.perf` times (Chonkie, LangChain), without changing requirements.txt's pins.
 set -euo pipefail
+TEST=0; BENCH=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) TEST=1 ;;
+    --bench) BENCH=1 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--bench]" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
@@ -24,7 +33,7 @@ install_once() {  # install a requirements file unless the same file was install
 install_once requirements.txt
 if [ -f requirements-nodeps.txt ]; then install_once requirements-nodeps.txt --no-deps; fi
 
-if [ "${1:-}" = "--test" ]; then
+if [ "$TEST" = 1 ]; then
   install_once requirements-test.txt
   if [ -f requirements-server.txt ]; then install_once requirements-server.txt; fi
   if ! command -v chromium >/dev/null 2>&1 && [ -d tests/browser ]; then
@@ -32,4 +41,8 @@ if [ "${1:-}" = "--test" ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq chromium >/dev/null
   fi
+fi
+
+if [ "$BENCH" = 1 ]; then
+  install_once requirements-bench.txt -c requirements.txt
 fi
