@@ -134,3 +134,26 @@ def test_sentence_splitting_handles_abbreviations_and_chinese():
                                                     "Done!"]
     zh = "这是第一句。这是第二句！第三句？"
     assert [zh[s:e] for s, e in T.sentences(zh)] == ["这是第一句。", "这是第二句！", "第三句？"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=english(), theta=st.integers(5, 40))
+def test_paragraph_chunks_are_whole_paragraphs_or_inside_one(text, theta):
+    chunks = make_chunker(f"paragraph:theta={theta}").chunk(Document("d", "d", text)).chunks
+    check_spans(text, chunks)
+    paras = T.paragraphs(text)
+    starts, ends = {s for s, _ in paras}, {e for _, e in paras}
+    for c in chunks:
+        inside_one = any(s <= c.start and c.end <= e for s, e in paras)
+        assert inside_one or (c.start in starts and c.end in ends), (c.start, c.end)
+
+
+def test_paragraph_differs_from_recursive_at_a_long_paragraph():
+    long_para = " ".join(f"word{i}" for i in range(25)) + "."
+    text = f"{long_para}\n\nA short closing paragraph."
+    doc = Document("d", "d", text)
+    rec = [c.text for c in make_chunker("recursive:theta=20").chunk(doc).chunks]
+    par = [c.text for c in make_chunker("paragraph:theta=20").chunk(doc).chunks]
+    assert par[-1] == "A short closing paragraph."  # the long paragraph's tail keeps to itself
+    assert rec[-1].endswith("word24.\n\nA short closing paragraph.")  # recursive packs it with the next one
+    assert make_chunker("paragraph").identity.startswith("paragraph:v2:")

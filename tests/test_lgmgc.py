@@ -57,6 +57,7 @@ def test_lg_spans_and_one_forward_pass_per_window(scorer):
     # one forward pass per distinct window (this text repeats itself: equal windows are scored once)
     distinct = {(EN[w["start"] : w["end"]], tuple(p - w["start"] for p in w["positions"])) for w in scored_windows}
     assert result.trace["forward_passes"] == len(distinct)
+    assert result.trace["windows_scored"] == len(scored_windows)  # what a cold run costs
     for w in scored_windows:
         assert len(w["p"]) == len(w["positions"]) and w["split"] in w["positions"]
         assert w["p"][w["positions"].index(w["split"])] == max(w["p"])  # the split is at the highest p(EOS)

@@ -69,6 +69,9 @@ class Chunker(ABC):
 
     name: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
+    #: bumped when the algorithm changes what it returns for the same parameters, so caches built by the old
+    #: code (chunk runs, collections) are not taken for the new one's
+    version: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         self.context = ChunkerContext()
@@ -93,7 +96,8 @@ class Chunker(ABC):
         """Everything the chunks depend on: the parameters that shape them and the services used to make them.
         Chunk caches and Chroma collections are keyed by it."""
         params = {k: v for k, v in self.params().items() if k not in self.retrieval_params}
-        parts = [self.name] + [f"{k}={v}" for k, v in sorted(params.items())]
+        parts = [self.name] + ([f"v{self.version}"] if self.version > 1 else [])
+        parts += [f"{k}={v}" for k, v in sorted(params.items())]
         for need in self.needs:
             service = getattr(self.context, need, None)
             parts.append(f"{need}={getattr(service, 'key', type(service).__name__)}")

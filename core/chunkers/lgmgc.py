@@ -91,6 +91,7 @@ class LogitsGuidedChunker(Chunker):
         seconds = time.perf_counter() - started
         trace = {"kind": "eos", "scorer": scorer.label, "windows": windows,
                  "forward_passes": scorer.forward_passes - before, "words": T.count_words(doc.text),
+                 "windows_scored": sum(1 for w in windows if w["positions"]),
                  "seconds": round(seconds, 3)}
         return Chunking(build_chunks(doc, spans, level="parent"), trace)
 

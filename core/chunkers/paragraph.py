@@ -1,5 +1,10 @@
-"""One chunk per blank-line paragraph; small neighbours merged up to θ words, long paragraphs split on lines,
-sentences and words so that no chunk exceeds θ."""
+"""Paragraph chunks: whole blank-line paragraphs, small neighbours merged up to θ words.
+
+Every chunk is either a run of whole paragraphs or lies inside one paragraph: a paragraph longer than θ is
+split on lines, sentences and words, and its pieces are packed only with each other, never with the next
+paragraph. That is what separates it from `recursive`, whose pieces of a long paragraph may share a chunk with
+the start of the following one.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from core.errors import ConfigError
 @dataclass
 class ParagraphChunker(Chunker):
     name = "paragraph"
+    version = 2  # v1 packed pieces of long paragraphs with their neighbours, which made it equal to recursive
     theta: int = 200
 
     def validate(self) -> None:
@@ -23,7 +29,14 @@ class ParagraphChunker(Chunker):
             raise ConfigError("paragraph: theta (words per chunk) must be at least 1")
 
     def chunk(self, doc: Document) -> Chunking:
-        pieces: list[tuple[int, int]] = []
+        spans: list[tuple[int, int]] = []
+        run: list[tuple[int, int]] = []  # consecutive paragraphs that fit θ, merged by `pack`
         for s, e in T.paragraphs(doc.text):
-            pieces.extend(split_to_cap(doc.text, s, e, WORDS, self.theta, STRUCTURE_LEVELS[1:]))
-        return Chunking(build_chunks(doc, pack(doc.text, pieces, WORDS, self.theta)))
+            if T.count_words(doc.text[s:e]) <= self.theta:
+                run.append((s, e))
+                continue
+            spans.extend(pack(doc.text, run, WORDS, self.theta))
+            run = []
+            spans.extend(split_to_cap(doc.text, s, e, WORDS, self.theta, STRUCTURE_LEVELS[1:]))
+        spans.extend(pack(doc.text, run, WORDS, self.theta))
+        return Chunking(build_chunks(doc, spans))
