@@ -15,6 +15,7 @@ import re
 import threading
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -208,14 +209,15 @@ def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-#: What pypdf raises on damaged files: its own errors, plus plain Python errors from deep inside its parser
-#: (found by the fuzz tests in tests/test_loader_fuzz.py).
-_PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError)
+#: What pypdf raises on damaged files besides its own errors, found by the fuzz tests (tests/test_loader_fuzz.py,
+#: scripts/fuzz_loaders.py): NotImplementedError for an unknown stream filter, AssertionError for an object
+#: reference inside a page's content stream.
+_PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, NotImplementedError, AssertionError)
 
 
 def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
     import pypdf
-    from pypdf.errors import DependencyError, PyPdfError
+    from pypdf.errors import DependencyError, DeprecationError, PyPdfError
 
     kind = _sniff(data)
     if kind and b"%PDF-" not in data[:1024]:
@@ -230,7 +232,7 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
         raise
     except DependencyError as exc:
         raise DocumentError(f"{name}: the PDF is AES-encrypted; reading it needs the 'cryptography' package") from exc
-    except (PyPdfError, *_PDF_ERRORS) as exc:
+    except (PyPdfError, DeprecationError, *_PDF_ERRORS) as exc:  # DeprecationError: an old filter abbreviation
         raise DocumentError(f"{name}: not a readable PDF, it may be damaged or cut short ({_reason(exc)})") from exc
     if problems.messages and not any(page.strip() for page in pages):
         raise DocumentError(f"{name}: no text could be read, the PDF looks damaged ({_reason(problems.messages[0])})")
@@ -274,7 +276,7 @@ def _decrypt(name: str, reader: object) -> None:
 
     try:
         ok = reader.decrypt("")  # type: ignore[attr-defined]
-    except (PdfReadError, NotImplementedError, *_PDF_ERRORS):
+    except (PdfReadError, *_PDF_ERRORS):
         ok = 0
     if not ok:
         raise DocumentError(f"{name}: the PDF is encrypted with a password")
@@ -309,8 +311,11 @@ def _check_zip(name: str, data: bytes) -> None:
                                 "limit (refused as a likely zip bomb)")
 
 
-#: What python-docx, zipfile and lxml raise on damaged archives and XML (found by the fuzz tests).
-_DOCX_ERRORS: tuple[type[BaseException], ...] = (zipfile.BadZipFile, KeyError, ValueError)
+#: What python-docx, zipfile and lxml raise on damaged archives and XML, found by the fuzz tests: zlib.error for a
+#: damaged deflate stream, AttributeError when a part's root element is not the one expected, TypeError for a
+#: relationship without a target.
+_DOCX_ERRORS: tuple[type[BaseException], ...] = (zipfile.BadZipFile, KeyError, ValueError, zlib.error,
+                                                AttributeError, TypeError)
 
 
 def _docx_text(name: str, data: bytes) -> str:
