@@ -211,8 +211,9 @@ def _normalise_newlines(text: str) -> str:
 
 #: What pypdf raises on damaged files besides its own errors, found by the fuzz tests (tests/test_loader_fuzz.py,
 #: scripts/fuzz_loaders.py): NotImplementedError for an unknown stream filter, AssertionError for an object
-#: reference inside a page's content stream.
-_PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, NotImplementedError, AssertionError)
+#: reference inside a page's content stream, AttributeError for an object that is only a reference to another.
+_PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, NotImplementedError, AssertionError,
+                                               AttributeError)
 
 
 def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:

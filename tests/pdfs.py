@@ -21,14 +21,14 @@ def make_pdf(pages: list[str]) -> bytes:
         )
         objects.append(_stream(b"", stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    return _assemble(objects)
+    return assemble_pdf(objects)
 
 
 def make_scanned_pdf() -> bytes:
     """One page that only paints an image (a 'scan'): no text operator anywhere."""
     pixels = bytes([0, 255, 255, 0] * 16)  # 8x8 grey checker
     image = b"/Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
-    return _assemble([
+    return assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
@@ -49,7 +49,7 @@ def make_aes_encrypted_pdf() -> bytes:
                b"/OE <" + os.urandom(32).hex().encode() + b"> /UE <" + os.urandom(32).hex().encode() + b"> "
                b"/Perms <" + os.urandom(16).hex().encode() + b"> >>")
     doc_id = os.urandom(16).hex().encode()
-    return _assemble([
+    return assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
@@ -61,7 +61,7 @@ def _stream(entries: bytes, body: bytes) -> bytes:
     return b"<< " + entries + b"/Length %d >>\nstream\n" % len(body) + body + b"\nendstream"
 
 
-def _assemble(objects: list[bytes], trailer: bytes = b"") -> bytes:
+def assemble_pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
     """Numbered objects (1-based), a cross-reference table and a trailer whose root is object 1."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from core.documents import SUPPORTED_SUFFIXES, Document, load_bytes
 from core.errors import DocumentError
-from tests.pdfs import make_pdf
+from tests.pdfs import assemble_pdf, make_pdf
 
 HUNT = os.environ.get("CHUNKLENS_FUZZ_EXAMPLES")  # set for a longer, randomised hunt; unset: 40 fixed examples
 FUZZ = settings(max_examples=int(HUNT or 40), deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -159,6 +159,9 @@ def found_by_fuzzing():
          r"not a readable PDF, it may be damaged or cut short \(Unsupported filter 0.0\)"),
         ("pdf-reference-in-content", "c.pdf", make_pdf(["Clean the filter."]).replace(b"72 720", b"1 0 R "),
          AssertionError, "not a readable PDF"),
+        ("pdf-object-that-is-a-reference", "g.pdf", assemble_pdf([
+            b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", b"4 0 R",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]), AttributeError, "not a readable PDF"),
         ("docx-broken-deflate", "d.docx", _docx_with_broken_deflate(), zlib.error,
          "not a readable DOCX file .*invalid block type"),
         ("docx-renamed-root", "e.docx", _docx_with("[Content_Types].xml", lambda x: x.replace(b"<Types", b"<Typez")
@@ -170,7 +173,7 @@ def found_by_fuzzing():
     ]
 
 
-@pytest.mark.parametrize("case", range(6), ids=lambda i: found_by_fuzzing()[i][0])
+@pytest.mark.parametrize("case", range(7), ids=lambda i: found_by_fuzzing()[i][0])
 def test_crashes_found_by_fuzzing_are_clear_messages(case):
     what, name, data, escaped_as, message = found_by_fuzzing()[case]
     with pytest.raises(DocumentError, match=message) as info:
