@@ -30,6 +30,7 @@ JOIN_SEPARATOR = "\n\n"
 MAX_DOCX_UNPACKED_BYTES = 256 * 1024 * 1024
 MAX_DOCX_RATIO = 200  # deflate tops out near 1030:1; real Word XML stays far below 100:1
 _RATIO_CHECK_FROM = 1024 * 1024  # tiny members can have any ratio without doing harm
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)  # what zipfile reads
 
 #: Leading bytes of file types users mistake for (or rename to) one of ours; any match is never plain text.
 _MAGIC = (
@@ -151,31 +152,35 @@ def _sniff(data: bytes) -> str | None:
 
 
 def _decode_text(name: str, data: bytes) -> tuple[str, list[str]]:
-    """Text of a .txt / .md file and notes for the user. UTF-8 (with or without BOM) and UTF-16 with a BOM are
-    read as they are; anything else is read line by line, UTF-8 where a line is valid UTF-8 and Windows-1252
-    where not, which also recovers files that mix the two (the usual result of pasting between editors)."""
+    """Text of a .txt / .md file and notes for the user; refuses files that are not text at all."""
     kind = _sniff(data)
     if kind:
         raise DocumentError(f"{name}: the content is a {kind}, not text")
+    text, notes = _decode(name, data)
+    if _control_share(text) > _MAX_CONTROL_SHARE:
+        raise DocumentError(f"{name}: looks like a binary file, not text")
+    return _normalise_newlines(text), notes
+
+
+def _decode(name: str, data: bytes) -> tuple[str, list[str]]:
+    """UTF-8 (with or without BOM) and UTF-16 with a BOM are read as they are; anything else is read line by
+    line, UTF-8 where a line is valid UTF-8 and Windows-1252 where not, which also recovers files that mix the
+    two (the usual result of pasting between editors). A note says when that happened."""
     if data.startswith(_UTF16_BOMS):
         try:
-            return _normalise_newlines(data.decode("utf-16")), []
+            return data.decode("utf-16"), []
         except UnicodeDecodeError as exc:
             raise DocumentError(f"{name}: starts like UTF-16 text but is not valid UTF-16") from exc
     if b"\x00" in data[:8192]:
         raise DocumentError(f"{name}: looks like a binary file, not text")
     try:
-        return _normalise_newlines(data.decode("utf-8-sig")), []
+        return data.decode("utf-8-sig"), []
     except UnicodeDecodeError:
         pass
     text, legacy, total = _decode_lines(data)
-    if _control_share(text) > _MAX_CONTROL_SHARE:
-        raise DocumentError(f"{name}: looks like a binary file, not text")
     if legacy == total:
-        note = f"{name}: not UTF-8; read as Windows-1252 (Western European)"
-    else:
-        note = f"{name}: mixed encodings; {legacy} of {total} lines are not UTF-8 and were read as Windows-1252"
-    return _normalise_newlines(text), [note]
+        return text, [f"{name}: not UTF-8; read as Windows-1252 (Western European)"]
+    return text, [f"{name}: mixed encodings; {legacy} of {total} lines are not UTF-8 and were read as Windows-1252"]
 
 
 #: Windows-1252 for every byte: its five undefined bytes keep their Latin-1 meaning, so decoding never fails.
@@ -217,6 +222,7 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError,
 
 
 def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
+    """Text of every page joined by blank lines, with each page's start offset."""
     import pypdf
     from pypdf.errors import DependencyError, DeprecationError, PyPdfError
 
@@ -306,6 +312,12 @@ def _check_zip(name: str, data: bytes) -> None:
         raise DocumentError(f"{name}: the DOCX would unpack to {_size(total)}, over the "
                             f"{_size(MAX_DOCX_UNPACKED_BYTES)} limit (refused as a likely zip bomb)")
     for m in members:
+        if m.flag_bits & 0x1:
+            raise DocumentError(f"{name}: {m.filename} is encrypted inside the ZIP archive; save the document again "
+                                "from Word without a password")
+        if m.compress_type not in _ZIP_METHODS:
+            raise DocumentError(f"{name}: {m.filename} uses ZIP method {m.compress_type}, which cannot be unpacked; "
+                                "save the document again from Word")
         ratio = m.file_size / max(m.compress_size, 1)
         if m.file_size >= _RATIO_CHECK_FROM and ratio > MAX_DOCX_RATIO:
             raise DocumentError(f"{name}: {m.filename} is compressed {ratio:.0f}:1, over the {MAX_DOCX_RATIO}:1 "
@@ -320,6 +332,8 @@ _DOCX_ERRORS: tuple[type[BaseException], ...] = (zipfile.BadZipFile, KeyError, V
 
 
 def _docx_text(name: str, data: bytes) -> str:
+    """Paragraphs, then table rows (cells joined by ' | '), separated by blank lines; the archive is checked
+    first (`_check_zip`), so python-docx only ever inflates a bounded amount."""
     import docx
     from docx.opc.exceptions import OpcError
     from lxml.etree import LxmlError

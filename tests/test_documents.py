@@ -98,6 +98,17 @@ def damaged_stream_pdf() -> bytes:
     return data[:at] + b"\xff\xff\xff" + data[at + 3 :]
 
 
+def docx_with_central_field(offset: int, value: bytes) -> bytes:
+    """A python-docx file whose central-directory entry for word/document.xml has `value` written at `offset`
+    (8: general-purpose flags, 10: compression method)."""
+    data = bytearray(docx_bytes("Press the power button."))
+    at = data.index(b"PK\x01\x02")
+    while data[at + 46 : at + 46 + len(b"word/document.xml")] != b"word/document.xml":
+        at = data.index(b"PK\x01\x02", at + 4)
+    data[at + offset : at + offset + len(value)] = value
+    return bytes(data)
+
+
 BAD_FILES = [
     ("empty.txt", b"", "the file is empty"),
     ("blank.txt", b"  \n\n \t", r"the file is empty \(only whitespace\)"),
@@ -107,6 +118,7 @@ BAD_FILES = [
     ("renamed.txt", make_pdf(["a real PDF"]), "the content is a PDF file, not text"),
     ("nul.txt", b"text\x00with a NUL byte", "looks like a binary file"),
     ("noise.txt", bytes(range(1, 256)) * 8, "looks like a binary file"),
+    ("controls.md", bytes(range(1, 32)) * 50, "looks like a binary file"),  # valid UTF-8, yet not text
     ("bad-utf16.txt", b"\xff\xfe\x00\xd8", "not valid UTF-16"),
     ("photo.pdf", PNG, "the content is a PNG image, not a PDF"),
     ("fake.pdf", b"%PDF-1.4 this is not really a pdf", "not a readable PDF"),
@@ -121,6 +133,8 @@ BAD_FILES = [
     ("old.docx", OLE, "legacy or password-protected Office file, not a DOCX; save it without a password"),
     ("image.docx", PNG, "the content is a PNG image, not a DOCX"),
     ("empty.docx", docx_bytes(), "the document holds no text"),
+    ("zip-password.docx", docx_with_central_field(8, b"\x01"), "word/document.xml is encrypted inside the ZIP"),
+    ("zip-aes.docx", docx_with_central_field(10, b"\x63\x00"), "word/document.xml uses ZIP method 99, which cannot"),
     ("table.xlsx", b"data", "unsupported file type '.xlsx'"),
 ]
 
