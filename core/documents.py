@@ -305,7 +305,8 @@ def _check_zip(name: str, data: bytes) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError) as exc:
+        # NotImplementedError: a 'version needed to extract' above what zipfile knows (found by atheris)
         raise DocumentError(f"{name}: not a readable DOCX file (not a valid ZIP archive: {_reason(exc)})") from exc
     total = sum(m.file_size for m in members)
     if total > MAX_DOCX_UNPACKED_BYTES:

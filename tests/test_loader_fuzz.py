@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from core.documents import SUPPORTED_SUFFIXES, Document, load_bytes
 from core.errors import DocumentError
 from tests.pdfs import assemble_pdf, make_pdf
+from tests.test_documents import docx_with_central_field
 
 HUNT = os.environ.get("CHUNKLENS_FUZZ_EXAMPLES")  # set for a longer, randomised hunt; unset: 40 fixed examples
 FUZZ = settings(max_examples=int(HUNT or 40), deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -162,6 +163,8 @@ def found_by_fuzzing():
         ("pdf-object-that-is-a-reference", "g.pdf", assemble_pdf([
             b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", b"4 0 R",
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]), AttributeError, "not a readable PDF"),
+        ("docx-zip-version-25.5", "h.docx", docx_with_central_field(6, b"\xff\x00"), NotImplementedError,
+         r"not a readable DOCX file \(not a valid ZIP archive: zip file version 25.5\)"),
         ("docx-broken-deflate", "d.docx", _docx_with_broken_deflate(), zlib.error,
          "not a readable DOCX file .*invalid block type"),
         ("docx-renamed-root", "e.docx", _docx_with("[Content_Types].xml", lambda x: x.replace(b"<Types", b"<Typez")
@@ -173,7 +176,7 @@ def found_by_fuzzing():
     ]
 
 
-@pytest.mark.parametrize("case", range(7), ids=lambda i: found_by_fuzzing()[i][0])
+@pytest.mark.parametrize("case", range(8), ids=lambda i: found_by_fuzzing()[i][0])
 def test_crashes_found_by_fuzzing_are_clear_messages(case):
     what, name, data, escaped_as, message = found_by_fuzzing()[case]
     with pytest.raises(DocumentError, match=message) as info:
