@@ -216,9 +216,10 @@ def _normalise_newlines(text: str) -> str:
 
 #: What pypdf raises on damaged files besides its own errors, found by the fuzz tests (tests/test_loader_fuzz.py,
 #: scripts/fuzz_loaders.py): NotImplementedError for an unknown stream filter, AssertionError for an object
-#: reference inside a page's content stream, AttributeError for an object that is only a reference to another.
+#: reference inside a page's content stream, AttributeError for an object that is only a reference to another,
+#: OverflowError for a cross-reference offset too big for a file position.
 _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, NotImplementedError, AssertionError,
-                                               AttributeError)
+                                               AttributeError, OverflowError)
 
 
 def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:

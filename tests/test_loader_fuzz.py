@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import struct
 import zipfile
 from functools import cache
@@ -163,6 +164,8 @@ def found_by_fuzzing():
         ("pdf-object-that-is-a-reference", "g.pdf", assemble_pdf([
             b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", b"4 0 R",
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]), AttributeError, "not a readable PDF"),
+        ("pdf-huge-startxref", "i.pdf", re.sub(rb"startxref\n\d+", b"startxref\n" + b"9" * 23, make_pdf(["Clean."])),
+         OverflowError, "not a readable PDF, it may be damaged or cut short"),
         ("docx-zip-version-25.5", "h.docx", docx_with_central_field(6, b"\xff\x00"), NotImplementedError,
          r"not a readable DOCX file \(not a valid ZIP archive: zip file version 25.5\)"),
         ("docx-broken-deflate", "d.docx", _docx_with_broken_deflate(), zlib.error,
@@ -176,7 +179,7 @@ def found_by_fuzzing():
     ]
 
 
-@pytest.mark.parametrize("case", range(8), ids=lambda i: found_by_fuzzing()[i][0])
+@pytest.mark.parametrize("case", range(9), ids=lambda i: found_by_fuzzing()[i][0])
 def test_crashes_found_by_fuzzing_are_clear_messages(case):
     what, name, data, escaped_as, message = found_by_fuzzing()[case]
     with pytest.raises(DocumentError, match=message) as info:
