@@ -36,11 +36,13 @@ def render() -> None:
         chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
         workspace = st.text_input("Workspace folder", current.workspace)
         top_k = st.number_input("Top k", 1, 50, current.top_k)
+        max_upload_mb = st.number_input("Upload limit per file (MB)", 1, 2048, current.max_upload_mb,
+                                        help="Larger files are refused with a message naming them.")
         if st.form_submit_button("Save settings"):
             new = Settings(workspace=workspace, embedder=embedder, long_text=long_text, llm=llm,
                            llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
                            scorer_model=scorer_model, eos_mode=eos_mode, scorer_dtype=scorer_dtype,
-                           chroma_server=chroma, top_k=int(top_k))
+                           chroma_server=chroma, top_k=int(top_k), max_upload_mb=int(max_upload_mb))
             if key:
                 st.session_state["api_key"] = key
             st.session_state["settings"] = new

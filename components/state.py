@@ -32,12 +32,16 @@ def _services(settings_json: str, key_digest: str, _api_key: str | None) -> Serv
     return build_services(Settings.model_validate_json(settings_json), _api_key)
 
 
+#: settings that steer only what the Documents page accepts: changing them must not reload models or drop runs
+_UPLOAD_ONLY = {"max_upload_mb"}
+
+
 def services() -> Services | None:
     """The embedder, store and LLM backend for the current settings (shared by sessions with equal settings)."""
     key = api_key()
     digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]  # the key itself is never a cache label
     try:
-        return _services(settings().model_dump_json(), digest, key)
+        return _services(settings().model_dump_json(exclude=_UPLOAD_ONLY), digest, key)
     except ChunkLensError as exc:
         st.error(f"Settings problem: {exc}")
         return None
@@ -59,7 +63,7 @@ def corpus() -> Corpus:
 
 
 def corpus_key(c: Corpus) -> str:
-    h = hashlib.sha256(settings().model_dump_json().encode())
+    h = hashlib.sha256(settings().model_dump_json(exclude=_UPLOAD_ONLY).encode())
     for d in c.documents:
         h.update(f"{d.doc_id}:{d.fingerprint}".encode())
     return h.hexdigest()[:16]

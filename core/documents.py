@@ -10,17 +10,41 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import re
+import threading
+import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import DocumentError
 
-MAX_FILE_BYTES = 50 * 1024 * 1024
+MAX_FILE_BYTES = 50 * 1024 * 1024  # default upload limit; the app's setting `max_upload_mb` overrides it
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".pdf", ".docx")
 JOIN_SEPARATOR = "\n\n"
 
+#: A DOCX is a ZIP archive that python-docx inflates whole into memory. These limits are checked on the ZIP's
+#: central directory before anything is inflated: the declared sizes bound what CPython's zipfile will return.
+MAX_DOCX_UNPACKED_BYTES = 256 * 1024 * 1024
+MAX_DOCX_RATIO = 200  # deflate tops out near 1030:1; real Word XML stays far below 100:1
+_RATIO_CHECK_FROM = 1024 * 1024  # tiny members can have any ratio without doing harm
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)  # what zipfile reads
+
+#: Leading bytes of file types users mistake for (or rename to) one of ours; any match is never plain text.
+_MAGIC = (
+    (b"%PDF-", "PDF file"),
+    (b"PK\x03\x04", "ZIP archive (DOCX, XLSX, ...)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "legacy or password-protected Office file"),
+    (b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF8", "GIF image"),
+    (b"\x1f\x8b", "gzip archive"),
+    (b"\x7fELF", "program (ELF)"),
+)
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_MAX_CONTROL_SHARE = 0.05  # more control characters than this in decoded text means binary data
 
 @dataclass(frozen=True)
 class Segment:
@@ -40,6 +64,7 @@ class Document:
     source: str = ""
     page_starts: list[int] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # loaded, but the user should know (e.g. a guessed encoding)
 
     @property
     def fingerprint(self) -> str:
@@ -66,76 +91,159 @@ def slugify(name: str) -> str:
     return slug or "document"
 
 
-def load_bytes(name: str, data: bytes, doc_id: str | None = None) -> Document:
-    """Extract text from the bytes of a file called `name`. Raises `DocumentError` with a readable reason."""
+def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Extract text from the bytes of a file called `name`.
+
+    Every problem with the file is a `DocumentError` whose one-line message names the file and what is wrong;
+    no other exception escapes (the fuzz tests hold this), so a batch can report a bad file and keep going.
+    """
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise DocumentError(f"{name}: unsupported file type '{suffix or 'none'}' (use {', '.join(SUPPORTED_SUFFIXES)})")
+    check_size(name, len(data), max_bytes)
     if not data:
         raise DocumentError(f"{name}: the file is empty")
-    if len(data) > MAX_FILE_BYTES:
-        raise DocumentError(f"{name}: {len(data) / 2**20:.0f} MB is over the {MAX_FILE_BYTES // 2**20} MB limit")
+    notes: list[str] = []
     page_starts: list[int] = []
     if suffix == ".pdf":
         text, page_starts = _pdf_text(name, data)
+        empty = "no text layer (a scanned PDF? run OCR on it first)"
     elif suffix == ".docx":
         text = _docx_text(name, data)
+        empty = "the document holds no text"
     else:
-        text = _decode_text(name, data)
+        text, notes = _decode_text(name, data)
+        empty = "the file is empty (only whitespace)"
     if not text.strip():
-        raise DocumentError(f"{name}: no text could be extracted (scanned images or an empty document?)")
+        raise DocumentError(f"{name}: {empty}")
     stem = Path(name).stem
-    return Document(doc_id=doc_id or slugify(stem), title=stem, text=text, source=name, page_starts=page_starts)
+    return Document(doc_id=doc_id or slugify(stem), title=stem, text=text, source=name, page_starts=page_starts,
+                    notes=notes)
 
 
-def load_file(path: str | Path, doc_id: str | None = None) -> Document:
+def check_size(name: str, size: int, max_bytes: int = MAX_FILE_BYTES) -> None:
+    """Refuse a file over the upload limit before any of it is parsed."""
+    if size > max_bytes:
+        limit = _size(max_bytes)
+        raise DocumentError(f"{name}: {_size(size)} is over the {limit} upload limit (setting max_upload_mb)")
+
+
+def _size(n: int) -> str:
+    """Bytes for people: '200.0 MB', '12 KB'."""
+    if n >= 2**20:
+        return f"{n / 2**20:.1f} MB"
+    return f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} bytes"
+
+
+def load_file(path: str | Path, doc_id: str | None = None, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Load a file from disk; its size is checked before it is read, so an oversized file costs no memory."""
     path = Path(path)
     try:
+        check_size(path.name, path.stat().st_size, max_bytes)
         data = path.read_bytes()
     except OSError as exc:
         raise DocumentError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-    return load_bytes(path.name, data, doc_id=doc_id)
+    return load_bytes(path.name, data, doc_id=doc_id, max_bytes=max_bytes)
 
 
-def _decode_text(name: str, data: bytes) -> str:
-    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+def _sniff(data: bytes) -> str | None:
+    """The kind of file `data` is, when its first bytes say so."""
+    return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
+
+
+def _decode_text(name: str, data: bytes) -> tuple[str, list[str]]:
+    """Text of a .txt / .md file and notes for the user; refuses files that are not text at all."""
+    kind = _sniff(data)
+    if kind:
+        raise DocumentError(f"{name}: the content is a {kind}, not text")
+    text, notes = _decode(name, data)
+    if _control_share(text) > _MAX_CONTROL_SHARE:
         raise DocumentError(f"{name}: looks like a binary file, not text")
-    for encoding in ("utf-8-sig", "utf-16"):
+    return _normalise_newlines(text), notes
+
+
+def _decode(name: str, data: bytes) -> tuple[str, list[str]]:
+    """UTF-8 (with or without BOM) and UTF-16 with a BOM are read as they are; anything else is read line by
+    line, UTF-8 where a line is valid UTF-8 and Windows-1252 where not, which also recovers files that mix the
+    two (the usual result of pasting between editors). A note says when that happened."""
+    if data.startswith(_UTF16_BOMS):
         try:
-            if encoding == "utf-16" and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-                continue
-            return _normalise_newlines(data.decode(encoding))
-        except UnicodeDecodeError:
-            continue
+            return data.decode("utf-16"), []
+        except UnicodeDecodeError as exc:
+            raise DocumentError(f"{name}: starts like UTF-16 text but is not valid UTF-16") from exc
+    if b"\x00" in data[:8192]:
+        raise DocumentError(f"{name}: looks like a binary file, not text")
     try:
-        text = data.decode("cp1252")
-    except UnicodeDecodeError as exc:
-        raise DocumentError(f"{name}: not valid UTF-8 and not a known legacy encoding") from exc
-    return _normalise_newlines(text)
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError:
+        pass
+    text, legacy, total = _decode_lines(data)
+    if legacy == total:
+        return text, [f"{name}: not UTF-8; read as Windows-1252 (Western European)"]
+    return text, [f"{name}: mixed encodings; {legacy} of {total} lines are not UTF-8 and were read as Windows-1252"]
+
+
+#: Windows-1252 for every byte: its five undefined bytes keep their Latin-1 meaning, so decoding never fails.
+_CP1252 = {b: bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in range(0x80, 0xA0)}
+
+
+def _decode_lines(data: bytes) -> tuple[str, int, int]:
+    """(text, lines read as Windows-1252, all lines). Linear: each line is decoded once or twice."""
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    out: list[str] = []
+    legacy = 0
+    for line in lines:
+        try:
+            out.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append(line.decode("latin-1").translate(_CP1252))
+            legacy += 1
+    return "\n".join(out), legacy, len(lines)
+
+
+def _control_share(text: str, sample: int = 100_000) -> float:
+    """Share of control characters (other than tab, newlines, form feed) in the first `sample` characters."""
+    head = text[:sample]
+    if not head:
+        return 0.0
+    controls = sum(1 for ch in head if unicodedata.category(ch) == "Cc" and ch not in "\t\n\r\x0b\x0c")
+    return controls / len(head)
 
 
 def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
-    import pypdf
-    from pypdf.errors import PdfReadError
+#: What pypdf raises on damaged files besides its own errors, found by the fuzz tests (tests/test_loader_fuzz.py,
+#: scripts/fuzz_loaders.py): NotImplementedError for an unknown stream filter, AssertionError for an object
+#: reference inside a page's content stream, AttributeError for an object that is only a reference to another,
+#: OverflowError for a cross-reference offset too big for a file position.
+_PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, NotImplementedError, AssertionError,
+                                               AttributeError, OverflowError)
 
+
+def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
+    """Text of every page joined by blank lines, with each page's start offset."""
+    import pypdf
+    from pypdf.errors import DependencyError, DeprecationError, PyPdfError
+
+    kind = _sniff(data)
+    if kind and b"%PDF-" not in data[:1024]:
+        raise DocumentError(f"{name}: the content is a {kind}, not a PDF")
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            try:
-                ok = reader.decrypt("")
-            except Exception:  # noqa: BLE001 - pypdf raises several types for unsupported crypto
-                ok = 0
-            if not ok:
-                raise DocumentError(f"{name}: the PDF is encrypted with a password")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        with _PdfProblems() as problems:
+            reader = pypdf.PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                _decrypt(name, reader)
+            pages = [page.extract_text() or "" for page in reader.pages]
     except DocumentError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise DocumentError(f"{name}: not a readable PDF ({exc})") from exc
+    except DependencyError as exc:
+        raise DocumentError(f"{name}: the PDF is AES-encrypted; reading it needs the 'cryptography' package") from exc
+    except (PyPdfError, DeprecationError, *_PDF_ERRORS) as exc:  # DeprecationError: an old filter abbreviation
+        raise DocumentError(f"{name}: not a readable PDF, it may be damaged or cut short ({_reason(exc)})") from exc
+    if problems.messages and not any(page.strip() for page in pages):
+        raise DocumentError(f"{name}: no text could be read, the PDF looks damaged ({_reason(problems.messages[0])})")
     starts: list[int] = []
     parts: list[str] = []
     pos = 0
@@ -147,18 +255,100 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
     return JOIN_SEPARATOR.join(parts), starts
 
 
-def _docx_text(name: str, data: bytes) -> str:
-    import docx
-    from docx.opc.exceptions import PackageNotFoundError
+class _PdfProblems(logging.Handler):
+    """What pypdf logs while this thread reads one PDF. pypdf logs, rather than raises, the damage it works
+    around (a stream that does not inflate, a cut-off file); that is how a damaged PDF with no readable text is
+    told apart from a scan, which has no text either."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.thread = threading.get_ident()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread:
+            self.messages.append(record.getMessage())
+
+    def __enter__(self) -> _PdfProblems:
+        logging.getLogger("pypdf").addHandler(self)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        logging.getLogger("pypdf").removeHandler(self)
+
+
+def _decrypt(name: str, reader: object) -> None:
+    """Open a PDF that is encrypted with an empty user password (an owner password only restricts printing or
+    copying, which is common in manuals); refuse one that needs a password to be read."""
+    from pypdf.errors import PdfReadError
 
     try:
+        ok = reader.decrypt("")  # type: ignore[attr-defined]
+    except (PdfReadError, *_PDF_ERRORS):
+        ok = 0
+    if not ok:
+        raise DocumentError(f"{name}: the PDF is encrypted with a password")
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of an exception's message, shortened, for a one-line user message."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _check_zip(name: str, data: bytes) -> None:
+    """Refuse a DOCX that is not a ZIP archive, or whose members would unpack to too much (a zip bomb), reading
+    only the central directory: nothing is inflated here."""
+    kind = _sniff(data)
+    if kind and not data.startswith(b"PK"):
+        hint = "; save it without a password as .docx" if kind.startswith("legacy") else ""
+        raise DocumentError(f"{name}: the content is a {kind}, not a DOCX{hint}")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError) as exc:
+        # NotImplementedError: a 'version needed to extract' above what zipfile knows (found by atheris)
+        raise DocumentError(f"{name}: not a readable DOCX file (not a valid ZIP archive: {_reason(exc)})") from exc
+    total = sum(m.file_size for m in members)
+    if total > MAX_DOCX_UNPACKED_BYTES:
+        raise DocumentError(f"{name}: the DOCX would unpack to {_size(total)}, over the "
+                            f"{_size(MAX_DOCX_UNPACKED_BYTES)} limit (refused as a likely zip bomb)")
+    for m in members:
+        if m.flag_bits & 0x1:
+            raise DocumentError(f"{name}: {m.filename} is encrypted inside the ZIP archive; save the document again "
+                                "from Word without a password")
+        if m.compress_type not in _ZIP_METHODS:
+            raise DocumentError(f"{name}: {m.filename} uses ZIP method {m.compress_type}, which cannot be unpacked; "
+                                "save the document again from Word")
+        ratio = m.file_size / max(m.compress_size, 1)
+        if m.file_size >= _RATIO_CHECK_FROM and ratio > MAX_DOCX_RATIO:
+            raise DocumentError(f"{name}: {m.filename} is compressed {ratio:.0f}:1, over the {MAX_DOCX_RATIO}:1 "
+                                "limit (refused as a likely zip bomb)")
+
+
+#: What python-docx, zipfile and lxml raise on damaged archives and XML, found by the fuzz tests: zlib.error for a
+#: damaged deflate stream, AttributeError when a part's root element is not the one expected, TypeError for a
+#: relationship without a target.
+_DOCX_ERRORS: tuple[type[BaseException], ...] = (zipfile.BadZipFile, KeyError, ValueError, zlib.error,
+                                                AttributeError, TypeError)
+
+
+def _docx_text(name: str, data: bytes) -> str:
+    """Paragraphs, then table rows (cells joined by ' | '), separated by blank lines; the archive is checked
+    first (`_check_zip`), so python-docx only ever inflates a bounded amount."""
+    import docx
+    from docx.opc.exceptions import OpcError
+    from lxml.etree import LxmlError
+
+    _check_zip(name, data)
+    try:
         document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise DocumentError(f"{name}: not a readable DOCX file ({exc})") from exc
-    blocks = [p.text for p in document.paragraphs]
-    for table in document.tables:
-        for row in table.rows:
-            blocks.append(" | ".join(cell.text for cell in row.cells))
+        blocks = [p.text for p in document.paragraphs]
+        for table in document.tables:
+            for row in table.rows:
+                blocks.append(" | ".join(cell.text for cell in row.cells))
+    except (OpcError, LxmlError, *_DOCX_ERRORS) as exc:
+        raise DocumentError(f"{name}: not a readable DOCX file ({_reason(exc)})") from exc
     return "\n\n".join(b for b in blocks if b.strip())
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.datasets import QADataset, load_dataset
-from core.documents import Document, Segment, load_bytes
-from core.errors import ChunkLensError, DocumentError
+from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes
+from core.errors import ChunkLensError, DatasetError, DocumentError
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
 
@@ -32,6 +33,11 @@ def valid_library_id(lib_id: str | None) -> bool:
 class AddResult:
     added: list[Document]
     errors: list[str]
+
+    @property
+    def notes(self) -> list[str]:
+        """Things to tell the user about files that did load (e.g. a guessed text encoding)."""
+        return [note for doc in self.added for note in doc.notes]
 
 
 class Library:
@@ -70,13 +76,14 @@ class Library:
             out, n = f"{base}-{n}", n + 1
         return out
 
-    def add(self, files: list[tuple[str, bytes]]) -> AddResult:
-        """Add uploaded files; each bad file is reported and skipped, the good ones are kept."""
+    def add(self, files: list[tuple[str, bytes]], max_bytes: int = MAX_FILE_BYTES) -> AddResult:
+        """Add uploaded files; each bad file is reported in one line and skipped, the good ones are kept, and
+        what the library already held is never touched. `max_bytes` is the per-file limit (a setting)."""
         ids = self._ids()
         added, errors = [], []
         for name, data in files:
             try:
-                doc = load_bytes(name, data)
+                doc = load_bytes(name, data, max_bytes=max_bytes)
             except DocumentError as exc:
                 errors.append(str(exc))
                 continue
@@ -96,6 +103,27 @@ class Library:
         self._write_ids([d.doc_id for d in ds.documents])
         (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
         return ds
+
+    def load_uploaded_dataset(self, datasets_root: Path, name: str, corpus: bytes, questions: bytes) -> QADataset:
+        """Check an uploaded qa-spans v1 set in a scratch folder first, and only then put it in place of any set
+        of the same name and load it. A bad set (spans outside their documents, broken lines) raises
+        `DatasetError` and leaves both the library and the saved set it may share a name with as they were."""
+        folder = datasets_root / (re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "set")
+        scratch = datasets_root / f".upload-{secrets.token_hex(4)}"
+        scratch.mkdir(parents=True)
+        try:
+            (scratch / "corpus.jsonl").write_bytes(corpus)
+            (scratch / "questions.jsonl").write_bytes(questions)
+            load_dataset(scratch)
+        except DatasetError as exc:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise DatasetError(str(exc).replace(str(scratch), folder.name)) from exc
+        old = datasets_root / f".old-{secrets.token_hex(4)}"
+        if folder.exists():
+            folder.rename(old)
+        scratch.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+        return self.load_dataset(folder)
 
     def dataset(self) -> QADataset | None:
         """The library as a QA set: its documents, plus the questions of the set they came from whose gold

@@ -31,6 +31,11 @@ class Settings(BaseModel):
     scorer_dtype: Literal["float32", "bfloat16"] = "float32"
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
+    max_upload_mb: int = Field(default=50, ge=1, le=2048)  # per file; .streamlit/config.toml lets up to 2048 through
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024
 
     def chroma_address(self) -> tuple[str, int] | None:
         if not self.chroma_server.strip():

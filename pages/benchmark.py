@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pandas as pd
 import streamlit as st
 
 from components import charts, state
-from core.datasets import load_dataset
 from core.errors import ChunkLensError
 from core.workbench import DEFAULT_SPECS, benchmark
 
@@ -25,13 +23,9 @@ with st.expander("Use another qa-spans v1 set"):
     corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus")
     questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
     if st.button("Load this set", disabled=not (corpus_file and questions_file)):
-        folder = services.workspace.root / "datasets" / re.sub(r"[^A-Za-z0-9_-]+", "-", name or "set")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "corpus.jsonl").write_bytes(corpus_file.getvalue())
-        (folder / "questions.jsonl").write_bytes(questions_file.getvalue())
         try:
-            load_dataset(folder)
-            lib.load_dataset(folder)
+            lib.load_uploaded_dataset(services.workspace.root / "datasets", name, corpus_file.getvalue(),
+                                      questions_file.getvalue())
             st.success(f"Loaded {name}; its documents are now the library's documents.")
             dataset = lib.dataset()
         except ChunkLensError as exc:

@@ -13,15 +13,19 @@ from core.workbench import sample_folder
 
 st.header("Documents")
 lib = state.library()
+limits = state.settings()
 
 left, right = st.columns([2, 1])
 with left:
     uploads = st.file_uploader("Upload manuals", type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES],
-                               accept_multiple_files=True, key="uploader")
+                               accept_multiple_files=True, key="uploader", max_upload_size=limits.max_upload_mb,
+                               help=f"Up to {limits.max_upload_mb} MB per file (Settings: upload limit).")
     if st.button("Add uploaded files", disabled=not uploads):
-        result = lib.add([(f.name, f.getvalue()) for f in uploads or []])
+        result = lib.add([(f.name, f.getvalue()) for f in uploads or []], max_bytes=limits.max_upload_bytes)
         for message in result.errors:
             st.error(message)
+        for message in result.notes:
+            st.warning(message)
         if result.added:
             st.success(f"Added {len(result.added)} document(s): {', '.join(d.doc_id for d in result.added)}")
 with right:

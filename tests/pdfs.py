@@ -19,8 +19,50 @@ def make_pdf(pages: list[str]) -> bytes:
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
             f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode()
         )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        objects.append(_stream(b"", stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return assemble_pdf(objects)
+
+
+def make_scanned_pdf() -> bytes:
+    """One page that only paints an image (a 'scan'): no text operator anywhere."""
+    pixels = bytes([0, 255, 255, 0] * 16)  # 8x8 grey checker
+    image = b"/Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 "
+    return assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /XObject << /Im1 5 0 R >> >> >>",
+        _stream(b"", b"q 612 0 0 792 0 0 cm /Im1 Do Q"),
+        _stream(image, pixels),
+    ])
+
+
+def make_aes_encrypted_pdf() -> bytes:
+    """A PDF whose trailer says AES-256 encryption (revision 6) with an unknown user password. The key material
+    is random: opening it needs AES either way, and the password is not empty."""
+    import os
+
+    encrypt = (b"<< /Filter /Standard /V 5 /R 6 /Length 256 /P -4 /CF << /StdCF << /CFM /AESV3 /Length 32 "
+               b"/AuthEvent /DocOpen >> >> /StmF /StdCF /StrF /StdCF "
+               b"/O <" + os.urandom(48).hex().encode() + b"> /U <" + os.urandom(48).hex().encode() + b"> "
+               b"/OE <" + os.urandom(32).hex().encode() + b"> /UE <" + os.urandom(32).hex().encode() + b"> "
+               b"/Perms <" + os.urandom(16).hex().encode() + b"> >>")
+    doc_id = os.urandom(16).hex().encode()
+    return assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+        encrypt,
+    ], trailer=b"/Encrypt 4 0 R /ID [<" + doc_id + b"> <" + doc_id + b">] ")
+
+
+def _stream(entries: bytes, body: bytes) -> bytes:
+    return b"<< " + entries + b"/Length %d >>\nstream\n" % len(body) + body + b"\nendstream"
+
+
+def assemble_pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
+    """Numbered objects (1-based), a cross-reference table and a trailer whose root is object 1."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -31,7 +73,8 @@ def make_pdf(pages: list[str]) -> bytes:
     out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
     for off in offsets:
         out.write(f"{off:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R ".encode() + trailer)
+    out.write(f">>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
 
 

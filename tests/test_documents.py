@@ -1,20 +1,36 @@
-"""Loading files to text: every supported type, every kind of bad input, and joined streams."""
+"""Loading files to text: every supported type, every kind of bad input, and joined streams.
+
+The bad inputs here are the rows of docs/BAD_INPUT.md; every file is real (written by pypdf, python-docx,
+zipfile or by hand in PDF syntax), nothing is mocked.
+"""
 
 from __future__ import annotations
 
+import inspect
 import io
+import random
+import tracemalloc
+import zipfile
 
 import pytest
 
-from core.documents import MAX_FILE_BYTES, Document, join_documents, load_bytes, load_file
+from core.documents import (
+    MAX_DOCX_UNPACKED_BYTES,
+    MAX_FILE_BYTES,
+    Document,
+    join_documents,
+    load_bytes,
+    load_file,
+)
 from core.errors import DocumentError
-from tests.pdfs import encrypt_pdf, make_pdf
+from tests.pdfs import encrypt_pdf, make_aes_encrypted_pdf, make_pdf, make_scanned_pdf
 
 
 def test_text_and_markdown_keep_their_text():
     doc = load_bytes("Manual 225B.md", b"# Title\r\n\r\nClean the filter.\r\n")
     assert doc.text == "# Title\n\nClean the filter.\n"
     assert doc.doc_id == "Manual-225B" and doc.title == "Manual 225B"
+    assert doc.notes == []
 
 
 def test_utf16_and_legacy_encodings_decode():
@@ -27,6 +43,17 @@ def test_pdf_pages_become_offsets():
     assert doc.text == "Page one text.\n\nPage two text."
     assert doc.page_starts == [0, 16]
     assert doc.page_at(0) == 1 and doc.page_at(20) == 2
+
+
+def docx_bytes(*paragraphs: str) -> bytes:
+    import docx
+
+    d = docx.Document()
+    for text in paragraphs:
+        d.add_paragraph(text)
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
 
 
 def test_docx_paragraphs_and_tables():
@@ -44,28 +71,212 @@ def test_docx_paragraphs_and_tables():
     assert doc.text == "Press the power button.\n\nHold for three seconds.\n\nE4 | Sensor fault"
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "message"),
-    [
-        ("empty.txt", b"", "empty"),
-        ("blank.txt", b"  \n\n ", "no text"),
-        ("image.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
-        ("fake.pdf", b"%PDF-1.4 this is not really a pdf", "not a readable PDF"),
-        ("fake.docx", b"PK\x03\x04 not a zip", "not a readable DOCX"),
-        ("locked.pdf", encrypt_pdf(make_pdf(["secret"]), "pw"), "encrypted"),
-        ("scan.pdf", make_pdf([""]), "no text"),
-        ("table.xlsx", b"data", "unsupported"),
-    ],
-)
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504  # Word 97 .doc, or an Office file with a password
+
+
+def blank_page_pdf() -> bytes:
+    import pypdf
+
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(612, 792)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def damaged_stream_pdf() -> bytes:
+    """A real PDF whose only content stream is deflated, with three bytes of it overwritten."""
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(make_pdf(["Page one text."]))))
+    writer.pages[0].compress_content_streams()
+    out = io.BytesIO()
+    writer.write(out)
+    data = out.getvalue()
+    at = data.index(b"stream\n") + 10
+    return data[:at] + b"\xff\xff\xff" + data[at + 3 :]
+
+
+def docx_with_central_field(offset: int, value: bytes) -> bytes:
+    """A python-docx file whose central-directory entry for word/document.xml has `value` written at `offset`
+    (8: general-purpose flags, 10: compression method)."""
+    data = bytearray(docx_bytes("Press the power button."))
+    at = data.index(b"PK\x01\x02")
+    while data[at + 46 : at + 46 + len(b"word/document.xml")] != b"word/document.xml":
+        at = data.index(b"PK\x01\x02", at + 4)
+    data[at + offset : at + offset + len(value)] = value
+    return bytes(data)
+
+
+BAD_FILES = [
+    ("empty.txt", b"", "the file is empty"),
+    ("blank.txt", b"  \n\n \t", r"the file is empty \(only whitespace\)"),
+    ("blank-unicode.md", "\u3000\u00a0\n".encode(), "only whitespace"),
+    ("blank-utf16.txt", " \n ".encode("utf-16"), "only whitespace"),
+    ("image.txt", PNG, "the content is a PNG image, not text"),
+    ("renamed.txt", make_pdf(["a real PDF"]), "the content is a PDF file, not text"),
+    ("nul.txt", b"text\x00with a NUL byte", "looks like a binary file"),
+    ("noise.txt", bytes(range(1, 256)) * 8, "looks like a binary file"),
+    ("controls.md", bytes(range(1, 32)) * 50, "looks like a binary file"),  # valid UTF-8, yet not text
+    ("bad-utf16.txt", b"\xff\xfe\x00\xd8", "not valid UTF-16"),
+    ("photo.pdf", PNG, "the content is a PNG image, not a PDF"),
+    ("fake.pdf", b"%PDF-1.4 this is not really a pdf", "not a readable PDF"),
+    ("cut.pdf", make_pdf(["Page one text.", "Page two text."])[:300], "not a readable PDF, it may be damaged or cut"),
+    ("damaged.pdf", damaged_stream_pdf(), "no text could be read, the PDF looks damaged"),
+    ("locked.pdf", encrypt_pdf(make_pdf(["secret"]), "pw"), "the PDF is encrypted with a password"),
+    ("aes.pdf", make_aes_encrypted_pdf(), "AES-encrypted; reading it needs the 'cryptography' package|password"),
+    ("scan.pdf", make_scanned_pdf(), r"no text layer \(a scanned PDF\? run OCR on it first\)"),
+    ("blank-page.pdf", blank_page_pdf(), "no text layer"),
+    ("fake.docx", b"PK\x03\x04 not a zip", "not a readable DOCX file"),
+    ("notes.docx", b"just some text", "not a readable DOCX file"),
+    ("old.docx", OLE, "legacy or password-protected Office file, not a DOCX; save it without a password"),
+    ("image.docx", PNG, "the content is a PNG image, not a DOCX"),
+    ("empty.docx", docx_bytes(), "the document holds no text"),
+    ("zip-password.docx", docx_with_central_field(8, b"\x01"), "word/document.xml is encrypted inside the ZIP"),
+    ("zip-aes.docx", docx_with_central_field(10, b"\x63\x00"), "word/document.xml uses ZIP method 99, which cannot"),
+    ("table.xlsx", b"data", "unsupported file type '.xlsx'"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "message"), BAD_FILES, ids=[b[0] for b in BAD_FILES])
 def test_bad_files_get_a_clear_message(name, data, message):
     with pytest.raises(DocumentError, match=message) as info:
         load_bytes(name, data)
-    assert name in str(info.value)
+    assert str(info.value).startswith(f"{name}: ") and "\n" not in str(info.value)
 
 
-def test_huge_file_is_refused_before_parsing():
-    with pytest.raises(DocumentError, match="over the"):
-        load_bytes("big.txt", b"a" * (MAX_FILE_BYTES + 1))
+def test_owner_password_only_pdf_still_loads():
+    """An owner password only restricts printing or copying; the text is readable without any password."""
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(make_pdf(["Open to read."]))))
+    writer.encrypt(user_password="", owner_password="owner")
+    out = io.BytesIO()
+    writer.write(out)
+    assert load_bytes("restricted.pdf", out.getvalue()).text == "Open to read."
+
+
+def test_size_limit_is_a_parameter_checked_before_parsing():
+    # bytes that would fail to parse: the limit must speak first
+    with pytest.raises(DocumentError, match=r"^big.pdf: 2 KB is over the 1 KB upload limit \(setting max_upload_mb\)$"):
+        load_bytes("big.pdf", b"\x00" * 2048, max_bytes=1024)
+    assert load_bytes("ok.txt", b"x" * 1024, max_bytes=1024).text == "x" * 1024
+    assert inspect.signature(load_bytes).parameters["max_bytes"].default == MAX_FILE_BYTES == 50 * 2**20
+
+
+def test_a_real_over_limit_file_is_refused():
+    data = ("All work and no play. " * 150_000).encode()  # 3.1 MB of real text
+    with pytest.raises(DocumentError, match=r"^manual.txt: 3.1 MB is over the 1.0 MB upload limit"):
+        load_bytes("manual.txt", data, max_bytes=2**20)
+    assert load_bytes("manual.txt", data, max_bytes=4 * 2**20).text == data.decode()
+
+
+def test_a_200_mb_file_is_refused_without_reading_it(tmp_path):
+    """A sparse 200 MB file: load_file checks its size on disk, so its bytes are never read into memory."""
+    path = tmp_path / "huge.pdf"
+    with path.open("wb") as f:
+        f.truncate(200 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DocumentError, match=r"^huge.pdf: 200.0 MB is over the 50.0 MB upload limit"):
+            load_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
+
+
+def zip_with_document_xml(chunks: int, chunk: bytes, level: int = 1) -> bytes:
+    """A DOCX from python-docx whose word/document.xml is replaced by `chunks` copies of `chunk`, streamed into
+    the archive so that the test never holds the inflated XML either."""
+    source = zipfile.ZipFile(io.BytesIO(docx_bytes("placeholder")))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=level) as archive:
+        for info in source.infolist():
+            if info.filename != "word/document.xml":
+                archive.writestr(info, source.read(info))
+                continue
+            with archive.open("word/document.xml", "w", force_zip64=True) as member:
+                for _ in range(chunks):
+                    member.write(chunk)
+    return out.getvalue()
+
+
+def test_docx_zip_bomb_is_refused_from_the_central_directory():
+    bomb = zip_with_document_xml(300, b"<w:p/>" * (2**20 // 6))  # 300 MB of XML in about 1.4 MB
+    assert len(bomb) < 2 * 2**20
+    tracemalloc.start()
+    try:
+        with pytest.raises(DocumentError, match=r"^bomb.docx: the DOCX would unpack to 30\d\.\d MB, over the 256.0 MB "
+                                                r"limit \(refused as a likely zip bomb\)$"):
+            load_bytes("bomb.docx", bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, "the archive was inflated"
+
+
+def test_docx_compression_ratio_is_limited():
+    dense = zip_with_document_xml(20, b" " * 2**20, level=9)  # 20 MB of spaces: under the size limit, ~1000:1
+    assert zipfile.ZipFile(io.BytesIO(dense)).getinfo("word/document.xml").file_size < MAX_DOCX_UNPACKED_BYTES
+    with pytest.raises(DocumentError, match=r"^dense.docx: word/document.xml is compressed \d+:1, over the 200:1"):
+        load_bytes("dense.docx", dense)
+
+
+def test_non_utf8_text_loads_with_a_note():
+    doc = load_bytes("legacy.txt", "Température 25 °C, prix 10 €".encode("cp1252"))
+    assert doc.text == "Température 25 °C, prix 10 €"
+    assert doc.notes == ["legacy.txt: not UTF-8; read as Windows-1252 (Western European)"]
+
+
+def test_mixed_encodings_keep_each_line():
+    data = "Café au lait\n".encode() + "Température €\r\n".encode("cp1252") + "naïve 空调\n".encode()
+    doc = load_bytes("mixed.md", data)
+    assert doc.text == "Café au lait\nTempérature €\nnaïve 空调\n"
+    assert doc.notes == ["mixed.md: mixed encodings; 1 of 4 lines are not UTF-8 and were read as Windows-1252"]
+    assert load_bytes("clean.txt", "naïve 空调".encode()).notes == []
+
+
+CHINESE = "空调过滤网每两周清洁一次。遥控器需要两节电池！如果显示E4，请联系售后服务？\n\n风扇有三档风速。"
+ARABIC = "نظف المرشح كل أسبوعين. يحتاج جهاز التحكم عن بعد إلى بطاريتين!\n\nاضغط على زر التشغيل لمدة ثلاث ثوان."
+HEBREW = "נקו את המסנן כל שבועיים. השלט צריך שתי סוללות!\n\n\u200fלחצו על כפתור ההפעלה שלוש שניות."
+
+
+@pytest.mark.parametrize("text", [CHINESE, ARABIC, HEBREW], ids=["chinese", "arabic", "hebrew"])
+def test_chinese_and_right_to_left_text_load_and_chunk_exactly(text):
+    from core.chunkers.base import ChunkerContext, make_chunker
+    from tests.test_chunker_properties import check_spans
+
+    assert load_bytes("t.txt", text.encode()).text == text
+    assert load_bytes("t.txt", text.encode("utf-16")).text == text
+    doc = load_bytes("t.docx", docx_bytes(*text.split("\n\n")))
+    assert doc.text == text
+    for spec in ("recursive:theta=8", "sentence:max_tokens=12", "naive-500t:size=10:overlap=3", "paragraph:theta=8"):
+        chunks = make_chunker(spec, ChunkerContext()).chunk(doc).chunks
+        assert len(chunks) > 1, spec
+        check_spans(text, chunks)
+
+
+def test_five_mb_line_without_punctuation_loads_and_chunks():
+    """One 5 MB line of words, no punctuation, no newline: it loads, and each of these chunkers cuts it into exact
+    spans within its cap (pysbd alone would need hours on it; see core.text.PYSBD_BLOCK)."""
+    from core import text as T
+    from core.chunkers.base import ChunkerContext, make_chunker
+    from tests.test_chunker_properties import check_spans
+
+    rng = random.Random(5)
+    vocab = ["filter", "remote", "battery", "timer", "mode", "lens", "fan", "water", "clean", "hold", "225B"]
+    text = " ".join(rng.choice(vocab) for _ in range(900_000))[: 5 * 2**20].strip()
+    assert len(text) > 5_000_000 and "\n" not in text
+    doc = load_bytes("line.txt", text.encode())
+    assert doc.text == text
+    caps = {"recursive": ("words", 200), "naive-500t": ("tokens", 500), "sentence": ("tokens", 256)}
+    for spec, (unit, cap) in caps.items():
+        chunks = make_chunker(spec, ChunkerContext()).chunk(doc).chunks
+        check_spans(text, chunks)
+        sizes = [c.token_count if unit == "tokens" else T.count_words(c.text) for c in chunks]
+        assert max(sizes) <= cap, spec
 
 
 def test_missing_file(tmp_path):

@@ -1,0 +1,97 @@
+"""A library never loses what it holds to a bad input: a batch with bad files keeps the good ones, a bad qa-spans
+set leaves the loaded set in place, and the upload limit is a setting that reaches the loader."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from core.errors import DatasetError
+from core.library import Library, new_library_id
+from core.settings import Settings, load_settings, save_settings
+from tests.pdfs import encrypt_pdf, make_pdf
+from tests.test_documents import docx_bytes, zip_with_document_xml
+
+
+@pytest.fixture()
+def lib(tmp_path):
+    return Library(tmp_path / "uploads", new_library_id())
+
+
+def test_a_batch_with_bad_files_keeps_the_good_ones(lib):
+    lib.add([("kept.md", b"# Already here\n\nLoaded before the batch.")])
+    batch = [
+        ("fan.txt", b"Clean the fan blades monthly."),
+        ("empty.txt", b""),
+        ("blank.md", b" \n\t\n"),
+        ("locked.pdf", encrypt_pdf(make_pdf(["secret"]), "pw")),
+        ("camera.pdf", make_pdf(["Charge the battery for two hours."])),
+        ("bomb.docx", zip_with_document_xml(300, b"<w:p/>" * (2**20 // 6))),
+        ("remote.docx", docx_bytes("Insert two AAA batteries.")),
+        ("photo.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"),
+        ("legacy.txt", "Température réglée à 25 °C".encode("cp1252")),
+    ]
+    result = lib.add(batch)
+    assert [d.doc_id for d in result.added] == ["fan", "camera", "remote", "legacy"]
+    assert [e.split(":")[0] for e in result.errors] == ["empty.txt", "blank.md", "locked.pdf", "bomb.docx",
+                                                       "photo.txt"]
+    assert all("\n" not in e for e in result.errors)
+    assert result.notes == ["legacy.txt: not UTF-8; read as Windows-1252 (Western European)"]
+    docs = {d.doc_id: d for d in lib.documents()}
+    assert list(docs) == ["kept", "fan", "camera", "remote", "legacy"]
+    assert docs["legacy"].text == "Température réglée à 25 °C" and docs["legacy"].notes == result.notes
+    assert sorted(p.name for p in lib.originals.iterdir()) == ["camera.pdf", "fan.txt", "kept.md", "legacy.txt",
+                                                               "remote.docx"]
+
+
+def test_the_upload_limit_reaches_the_loader(lib):
+    result = lib.add([("small.txt", b"x" * 1000), ("large.txt", b"y" * 3000)], max_bytes=2048)
+    assert [d.doc_id for d in result.added] == ["small"]
+    assert result.errors == ["large.txt: 3 KB is over the 2 KB upload limit (setting max_upload_mb)"]
+
+
+def test_upload_limit_setting_is_bounded_and_saved(tmp_path):
+    assert Settings().max_upload_mb == 50 and Settings().max_upload_bytes == 50 * 2**20
+    assert Settings(max_upload_mb=200).max_upload_bytes == 200 * 2**20
+    for bad in (0, 2049):
+        with pytest.raises(ValidationError):
+            Settings(max_upload_mb=bad)
+    save_settings(Settings(max_upload_mb=300), tmp_path)
+    assert load_settings(tmp_path).max_upload_mb == 300
+
+
+DOCS = [{"doc_id": "a", "title": "A", "text": "Filter every two weeks."},
+        {"doc_id": "b", "title": "B", "text": "Battery charges in three hours."}]
+GOOD_QS = [{"qid": "1", "question": "How long to charge?", "references": [{"doc_id": "b", "start": 19, "end": 30}]}]
+OUTSIDE_QS = [{"qid": "1", "question": "When?", "references": [{"doc_id": "a", "start": 5, "end": 999}]}]
+
+
+def jsonl(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def test_a_qa_set_with_spans_outside_its_documents_changes_nothing(lib, tmp_path):
+    root = tmp_path / "datasets"
+    ds = lib.load_uploaded_dataset(root, "my set", jsonl(DOCS), jsonl(GOOD_QS))
+    assert ds.name == "my-set" and len(ds.questions) == 1
+    saved = {p.name: p.read_bytes() for p in (root / "my-set").iterdir()}
+    with pytest.raises(DatasetError, match=r"^my-set/questions.jsonl:1: span 5-999 is outside 'a'$"):
+        lib.load_uploaded_dataset(root, "my set", jsonl(DOCS), jsonl(OUTSIDE_QS))
+    assert {p.name: p.read_bytes() for p in (root / "my-set").iterdir()} == saved
+    assert [p.name for p in root.iterdir()] == ["my-set"]  # no scratch folder left behind
+    kept = lib.dataset()
+    assert kept is not None and [q.qid for q in kept.questions] == ["1"]
+    assert [d.doc_id for d in lib.documents()] == ["a", "b"]
+
+
+def test_a_bad_qa_folder_keeps_uploaded_documents(lib, tmp_path):
+    lib.add([("fan.txt", b"Clean the fan blades monthly.")])
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "corpus.jsonl").write_bytes(jsonl(DOCS))
+    (bad / "questions.jsonl").write_bytes(jsonl(OUTSIDE_QS))
+    with pytest.raises(DatasetError, match="is outside 'a'"):
+        lib.load_dataset(bad)
+    assert [d.doc_id for d in lib.documents()] == ["fan"]
