@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.state import settings
+from core.llm.scoring import DTYPES, EOS_MODES
 from core.settings import Settings, save_settings
 
 
@@ -26,12 +27,10 @@ def render() -> None:
                             help="Kept in memory for this browser session; never saved or shown again.")
         scorer_model = st.text_input("LGMGC scorer model", current.scorer_model,
                                      help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder")
-        eos_mode = st.selectbox("LGMGC: end of text means", ["eos", "paragraph", "sum"],
-                                index=["eos", "paragraph", "sum"].index(current.eos_mode),
+        eos_mode = st.selectbox("LGMGC: end of text means", EOS_MODES, index=EOS_MODES.index(current.eos_mode),
                                 format_func={"eos": "end tokens (<|im_end|>, <|endoftext|>)",
                                              "paragraph": "a blank line (new paragraph)", "sum": "either"}.get)
-        scorer_dtype = st.selectbox("LGMGC scorer precision", ["float32", "bfloat16"],
-                                    index=["float32", "bfloat16"].index(current.scorer_dtype),
+        scorer_dtype = st.selectbox("LGMGC scorer precision", DTYPES, index=DTYPES.index(current.scorer_dtype),
                                     help="bfloat16 is faster on CPUs with AVX-512 BF16")
         chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
         workspace = st.text_input("Workspace folder", current.workspace)

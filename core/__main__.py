@@ -36,6 +36,8 @@ def _specs(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from core.llm.scoring import DTYPES, EOS_MODES
+
     parser = argparse.ArgumentParser(prog="python -m core", description="ChunkLens: chunk, index, retrieve, score.")
     sub = parser.add_subparsers(dest="command", required=True)
     bench = sub.add_parser("bench", help="evaluate chunkers on qa-spans v1 folders")
@@ -61,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
     bench.add_argument("--scorer-model", default=None,
                        help="causal LM for lg/lgmgc: the bundled SmolLM2 (default), a local folder or an HF id")
-    bench.add_argument("--eos-mode", choices=["eos", "paragraph", "sum"], default="eos",
+    bench.add_argument("--eos-mode", choices=EOS_MODES, default="eos",
                        help="which next tokens count as end of text for lg/lgmgc")
-    bench.add_argument("--scorer-dtype", choices=["float32", "bfloat16"], default="float32",
+    bench.add_argument("--scorer-dtype", choices=DTYPES, default="float32",
                        help="lg/lgmgc scorer precision (bfloat16: faster on CPUs with AVX-512 BF16)")
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")

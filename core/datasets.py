@@ -144,4 +144,5 @@ def select_documents(dataset: QADataset, doc_ids: list[str]) -> QADataset:
     missing = [i for i in doc_ids if i not in known]
     if missing:
         raise DatasetError(f"{dataset.name}: no document {', '.join(repr(m) for m in missing)}")
-    return _slice(dataset, [d for d in dataset.documents if d.doc_id in set(doc_ids)], ", ".join(doc_ids))
+    wanted = set(doc_ids)
+    return _slice(dataset, [d for d in dataset.documents if d.doc_id in wanted], ", ".join(doc_ids))

@@ -45,9 +45,10 @@ class EosScorer:
         self.cache_dir = str(cache_dir or Path.home() / ".cache" / "chunklens" / "models")
         self.eos_mode = eos_mode
         self.max_tokens = max_tokens
-        self.key = f"scorer:{model}:{eos_mode}" + ("" if dtype == "float32" else f":{dtype}")
-        self.label = ("SmolLM2-135M-Instruct" if model == BUNDLED_SMOLLM2 else model) + f" p({eos_mode})" + (
-            "" if dtype == "float32" else f" {dtype}")
+        precision = [] if dtype == "float32" else [dtype]  # float32 keys stay as they were before dtype existed
+        self.key = ":".join(["scorer", model, eos_mode, *precision])
+        name = "SmolLM2-135M-Instruct" if model == BUNDLED_SMOLLM2 else model
+        self.label = " ".join([name, f"p({eos_mode})", *precision])
         self.forward_passes = 0
         self._lock = threading.Lock()
         self._ids: tuple[list[int], list[int]] | None = None
