@@ -1,7 +1,10 @@
 """Chat over the OpenAI HTTP API, or any OpenAI-compatible server (Ollama, vLLM, llama.cpp's server).
 
-Retries with exponential backoff and the timeout are the `openai` client's own. The API key comes from the
-settings or OPENAI_API_KEY; it is never logged, printed, or part of a cache key.
+Retries with exponential backoff (honouring Retry-After) and the timeout are the `openai` client's own: it
+retries timeouts, dropped connections, HTTP 429 and 5xx. What is left after the retries, and replies that are
+not chat completions at all, become an `LLMError` with one line saying what failed and what to do; the
+client turns that into an answer with `error` set, which is never cached, so a rerun asks again. The API key
+comes from the settings or OPENAI_API_KEY; it is never logged, printed, or part of a cache key.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ class OpenAICompatibleChat:
         self.client = openai.OpenAI(api_key=key or "not-needed", base_url=base_url, timeout=timeout,
                                     max_retries=max_retries)
         self.model = model
+        self.timeout = timeout
+        self.max_retries = max_retries
         self.max_concurrency = max_concurrency
         # "object": JSON mode only (api.openai.com); "object+schema": also send the schema (llama.cpp's server
         # constrains output with it); "off": plain text, the answer parser copes
@@ -54,13 +59,40 @@ class OpenAICompatibleChat:
                 model=self.model, messages=messages, temperature=request.temperature,
                 max_tokens=request.max_tokens, **extra,
             )
-        except self._openai.APITimeoutError as exc:
-            raise LLMError(f"{self.label}: timed out after retries") from exc
-        except self._openai.APIConnectionError as exc:
-            raise LLMError(f"{self.label}: cannot connect ({exc.__class__.__name__})") from exc
-        except self._openai.APIStatusError as exc:
-            raise LLMError(f"{self.label}: HTTP {exc.status_code}") from exc
-        text = resp.choices[0].message.content or "" if resp.choices else ""
-        usage = resp.usage
-        return ChatAnswer(text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0,
-                          time.perf_counter() - started)
+        except self._openai.APIError as exc:
+            raise LLMError(f"{self.label}: {self._explain(exc)}") from exc
+        except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page, a truncated reply)
+            raise LLMError(f"{self.label}: the reply is not JSON; {_NOT_A_CHAT_API}") from exc
+        choices = getattr(resp, "choices", None)
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None:  # the client does not validate: a JSON reply without choices arrives as an object
+            raise LLMError(f"{self.label}: the reply has no chat completion in it; {_NOT_A_CHAT_API}")
+        usage = getattr(resp, "usage", None)
+        return ChatAnswer(message.content or "", getattr(usage, "prompt_tokens", 0) or 0,
+                          getattr(usage, "completion_tokens", 0) or 0, time.perf_counter() - started)
+
+    def _explain(self, exc: Exception) -> str:
+        """One line a user can act on, for each way the openai client gives up (after its own retries)."""
+        openai = self._openai
+        tries = f"{self.max_retries} retries"
+        if isinstance(exc, openai.APITimeoutError):
+            return f"no answer within {self.timeout:g} s ({tries}); check the server or raise the LLM timeout"
+        if isinstance(exc, openai.APIConnectionError):
+            return (f"cannot connect, or the server dropped the connection ({tries}); check that it is running "
+                    f"at {self.client.base_url}")
+        if isinstance(exc, openai.APIStatusError):
+            code = exc.status_code
+            if code == 429:
+                return f"rate limited (HTTP 429, {tries}); wait a minute and rerun, or lower the concurrency"
+            if code >= 500:
+                return f"server error (HTTP {code}, {tries}); see the server's log, then rerun"
+            return f"HTTP {code} ({_first_line(exc.message)}); check the model name, base URL and API key"
+        return f"{exc.__class__.__name__}: {_first_line(str(exc))}"
+
+
+_NOT_A_CHAT_API = "check that the base URL points at an OpenAI-compatible /v1 API"
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line[:limit]
