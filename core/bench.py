@@ -97,6 +97,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
                         "query": query_seconds},
             "cached": {"chunks": run.from_cache, "collection": indexed.reused},
+            "vectors_computed": indexed.vectors_computed,
             "config": chunker.spec,
             "llm": getattr(llm_service, "label", None) if uses_llm else None,
             "llm_calls": calls if uses_llm else 0,

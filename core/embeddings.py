@@ -176,12 +176,16 @@ class EmbedStats:
 
 
 class CachedEmbedder:
-    """Wraps an embedder with an `EmbeddingCache`; counts what it really computed."""
+    """Wraps an embedder with an `EmbeddingCache`; counts what it really computed.
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    Missing vectors are computed and saved `save_every` texts at a time, so a run that is killed or fails
+    half-way keeps every batch it finished and the rerun embeds only the rest."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, save_every: int = 128) -> None:
         self.inner = inner
         self.cache = cache
         self.key = inner.key
+        self.save_every = max(1, save_every)
         self.stats = EmbedStats()
 
     def describe(self) -> str:
@@ -191,15 +195,16 @@ class CachedEmbedder:
         keys = [EmbeddingCache.key(self.key, t) for t in texts]
         found = self.cache.get_many(list(dict.fromkeys(keys)))
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
-        if missing:
-            vecs = self.inner.embed(missing, progress)
-            fresh = {EmbeddingCache.key(self.key, t): v for t, v in zip(missing, vecs)}
+        for start, batch in _batches(missing, self.save_every):
+            report = (lambda d, _n, s=start: progress(s + d, len(missing))) if progress else None
+            vecs = self.inner.embed(batch, report)
+            fresh = {EmbeddingCache.key(self.key, t): v for t, v in zip(batch, vecs)}
             self.cache.put_many(fresh)
             found.update(fresh)
-        elif progress:
+            self.stats.computed += len(batch)
+        if not missing and progress:
             progress(len(texts), len(texts))
         self.stats.texts += len(texts)
-        self.stats.computed += len(missing)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[k] for k in keys])

@@ -16,3 +16,7 @@ class DatasetError(ChunkLensError):
 
 class ConfigError(ChunkLensError):
     """An unknown chunker, a bad parameter, or an unusable backend setting."""
+
+
+class StoreError(ChunkLensError):
+    """The vector store failed while in use: a Chroma server that is down, restarted or refusing requests."""

@@ -4,13 +4,18 @@ Embedded `PersistentClient` in the workspace by default; `HttpClient` when a ser
 `chroma run` server is the scale-out path). Vectors are always supplied by us (`embedding_function=None`),
 so Chroma never tries to download its own model. One collection per (corpus, chunker config, embedder);
 a collection marked complete with the expected count is reused instead of rebuilt.
+
+Faults: a build writes in batches and marks the collection complete only after the last one, so a build cut
+short (server killed or restarted, app killed) leaves a collection `has_complete` refuses, and the next run
+builds it again from cached vectors. Every failure of the store in use becomes one `StoreError` line naming
+the store and what to do, never a raw client traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from core.chunkers.base import Chunk
-from core.errors import ConfigError
+from core.errors import ChunkLensError, ConfigError, StoreError
 
 QUERY_BATCH = 64
 
@@ -33,6 +38,12 @@ class StoreSettings:
 
     def describe(self) -> str:
         return f"chroma server {self.host}:{self.port}" if self.host else f"embedded chroma at {self.path}"
+
+    def advice(self) -> str:
+        if self.host:
+            return (f"check that the server runs (chroma run --port {self.port}) or clear the Chroma server "
+                    "setting to use the embedded store")
+        return "check that the workspace folder is writable and the disk is not full"
 
 
 def make_client(settings: StoreSettings) -> Any:
@@ -50,7 +61,19 @@ def make_client(settings: StoreSettings) -> Any:
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - connection and file errors of many kinds
-        raise ConfigError(f"cannot open {settings.describe()}: {exc}") from exc
+        raise ConfigError(f"cannot open {settings.describe()} ({_first_line(exc)}); {settings.advice()}") from exc
+
+
+def _first_line(exc: BaseException, limit: int = 160) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else exc.__class__.__name__)[:limit]
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A transport failure (refused, reset, timed out), as opposed to an answer such as "no such collection"."""
+    import httpx
+
+    return isinstance(exc, httpx.TransportError | OSError)
 
 
 def collection_name(corpus_fingerprint: str, chunker_spec: str, embedder_key: str) -> str:
@@ -71,54 +94,80 @@ def _metadata(chunk: Chunk) -> dict[str, Any]:
 
 
 class VectorStore:
-    def __init__(self, settings: StoreSettings) -> None:
+    """Chunk vectors in Chroma. `batch_size` caps one write (the client's own limit caps it further)."""
+
+    def __init__(self, settings: StoreSettings, batch_size: int = 1000) -> None:
         self.settings = settings
+        self.batch_size = batch_size
         self.client = make_client(settings)
 
+    @contextlib.contextmanager
+    def _guard(self, action: str, then: str = "then rerun") -> Iterator[None]:
+        """Any failure of the store while `action` becomes one StoreError line."""
+        try:
+            yield
+        except ChunkLensError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - chromadb and httpx raise many kinds
+            raise self._error(action, exc, then) from exc
+
+    def _error(self, action: str, exc: BaseException, then: str = "then rerun") -> StoreError:
+        return StoreError(f"{self.settings.describe()} failed while {action} ({_first_line(exc)}); "
+                          f"{self.settings.advice()}, {then}")
+
     def has_complete(self, name: str, expected: int) -> bool:
+        """True only for a collection whose build finished (the flag is set last) with `expected` vectors."""
         try:
             col = self.client.get_collection(name)
-        except Exception:  # noqa: BLE001 - NotFoundError differs between client kinds
+        except Exception as exc:  # noqa: BLE001 - NotFoundError differs between client kinds
+            if _unreachable(exc):
+                raise self._error("looking for an index", exc) from exc
             return False
-        return bool((col.metadata or {}).get("complete")) and col.count() == expected
+        with self._guard("looking for an index"):
+            return bool((col.metadata or {}).get("complete")) and col.count() == expected
 
     def build(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, description: dict[str, Any],
               progress: Callable[[int, int], None] | None = None) -> None:
-        """(Re)create collection `name` holding `chunks` with their vectors; marked complete only at the end."""
-        with contextlib.suppress(Exception):  # absent collection: the error type differs between client kinds
-            self.client.delete_collection(name)
-        col = self.client.create_collection(
-            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
-            metadata={**description, "complete": False},
-        )
-        step = max(1, min(1000, int(self.client.get_max_batch_size())))
-        for i in range(0, len(chunks), step):
-            part = chunks[i : i + step]
-            col.add(
-                ids=[c.chunk_id for c in part],
-                embeddings=vectors[i : i + len(part)],
-                documents=[c.embed_text for c in part],
-                metadatas=[_metadata(c) for c in part],
+        """(Re)create collection `name` holding `chunks` with their vectors; marked complete only at the end,
+        so an interrupted build is never mistaken for a finished one."""
+        then = "then rerun: the vectors are cached, only the index is written again"
+        with self._guard(f"building index {name}", then):
+            with contextlib.suppress(Exception):  # absent collection: the error type differs between client kinds
+                self.client.delete_collection(name)
+            col = self.client.create_collection(
+                name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
+                metadata={**description, "complete": False},
             )
-            if progress:
-                progress(min(i + step, len(chunks)), len(chunks))
-        col.modify(metadata={**description, "complete": True})
+            step = max(1, min(self.batch_size, int(self.client.get_max_batch_size())))
+            for i in range(0, len(chunks), step):
+                part = chunks[i : i + step]
+                col.add(
+                    ids=[c.chunk_id for c in part],
+                    embeddings=vectors[i : i + len(part)],
+                    documents=[c.embed_text for c in part],
+                    metadatas=[_metadata(c) for c in part],
+                )
+                if progress:
+                    progress(min(i + step, len(chunks)), len(chunks))
+            col.modify(metadata={**description, "complete": True})
 
     def query(self, name: str, vectors: np.ndarray, k: int,
               where: dict[str, Any] | None = None) -> list[list[tuple[str, float]]]:
         """Top-k (chunk id, cosine similarity) for each query vector, optionally only among chunks whose
         metadata matches `where` (Chroma's own filter)."""
-        col = self.client.get_collection(name)
-        k = min(k, col.count())
-        if k <= 0:
-            return [[] for _ in range(len(vectors))]
-        out: list[list[tuple[str, float]]] = []
-        for i in range(0, len(vectors), QUERY_BATCH):
-            res = col.query(query_embeddings=vectors[i : i + QUERY_BATCH], n_results=k, include=["distances"],
-                            where=where)
-            for ids, dists in zip(res["ids"], res["distances"]):
-                out.append([(cid, 1.0 - float(d)) for cid, d in zip(ids, dists)])
-        return out
+        with self._guard("searching", "then run the chunkers again if the index was lost"):
+            col = self.client.get_collection(name)
+            k = min(k, col.count())
+            if k <= 0:
+                return [[] for _ in range(len(vectors))]
+            out: list[list[tuple[str, float]]] = []
+            for i in range(0, len(vectors), QUERY_BATCH):
+                res = col.query(query_embeddings=vectors[i : i + QUERY_BATCH], n_results=k, include=["distances"],
+                                where=where)
+                for ids, dists in zip(res["ids"], res["distances"]):
+                    out.append([(cid, 1.0 - float(d)) for cid, d in zip(ids, dists)])
+            return out
 
     def delete(self, name: str) -> None:
-        self.client.delete_collection(name)
+        with self._guard(f"deleting index {name}"):
+            self.client.delete_collection(name)

@@ -101,6 +101,7 @@ class IndexedRun:
     index_seconds: float
     reused: bool
     texts_embedded: int
+    vectors_computed: int = 0  # of those, how many the embedder really computed (the rest came from its cache)
 
 
 def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
@@ -112,9 +113,18 @@ def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store
         return IndexedRun(run, name, 0.0, 0.0, True, 0)
     texts = [c.embed_text for c in units]
     t0 = time.perf_counter()
+    computed_before = _computed(embedder)
     vectors = embedder.embed(texts, (lambda d, n: progress(f"embed {run.spec}", d, n)) if progress else None)
+    computed_after = _computed(embedder)
+    computed = len(texts) if computed_before is None or computed_after is None else computed_after - computed_before
     t1 = time.perf_counter()
     description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
     store.build(name, units, vectors, description,
                 (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None)
-    return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts))
+    return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts), computed)
+
+
+def _computed(embedder: Embedder) -> int | None:
+    """Vectors a caching embedder has computed so far; None for an embedder without a cache."""
+    stats = getattr(embedder, "stats", None)
+    return stats.computed if stats is not None else None
