@@ -30,6 +30,7 @@ from core.retrieval import Retriever
 from tests.chroma_server import ChromaServer, free_port
 from tests.conftest import ROOT
 from tests.fault_server import FaultServer
+from tests.test_datasets import write_folder
 
 pytestmark = pytest.mark.slow
 
@@ -256,11 +257,24 @@ def test_chroma_killed_mid_build_then_rerun_finishes_from_cached_vectors(tmp_pat
 
 # --- the command line, killed with SIGKILL -----------------------------------------------------------------
 
-def start_bench(workspace: Path, out: Path, *args: str) -> subprocess.Popen:
+@pytest.fixture()
+def steps(tmp_path) -> Path:
+    """A qa-spans folder small enough to embed in a second or two on a busy machine, with enough sentences
+    (150) that the embedder saves a batch of 128 before it is done."""
+    lines = [f"Step {i}: turn dial {i} of the Nordwind {200 + i}B to position {i % 7} and wait {i % 5 + 1} "
+             "minutes." for i in range(150)]
+    text = " ".join(lines)
+    questions = [{"qid": f"q{i}", "question": f"What do I do at step {i}?", "product": f"Nordwind {200 + i}B",
+                  "references": [{"doc_id": "steps", "start": text.index(lines[i]),
+                                  "end": text.index(lines[i]) + len(lines[i])}]} for i in (3, 75, 149)]
+    return write_folder(tmp_path / "steps", [{"doc_id": "steps", "title": "Steps", "text": text}], questions)
+
+
+def start_bench(data: Path, workspace: Path, out: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace), "HF_HUB_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.Popen([sys.executable, "-m", "core", "bench", "--data", str(ROOT / "sample_data" / "qa"),
-                             "--k", "1,3", "--out", str(out), "--quiet", *args], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "-m", "core", "bench", "--data", str(data), "--k", "1,3",
+                             "--out", str(out), "--quiet", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -292,33 +306,35 @@ def finish(proc: subprocess.Popen, out: Path) -> dict:
     return json.loads(out.read_text())
 
 
-def test_bench_killed_while_asking_the_llm_resumes_from_cached_answers(tmp_path):
-    server = FaultServer(delay=0.05).start()
+def test_bench_killed_twice_resumes_from_cached_answers_and_vectors(steps, tmp_path):
+    """SIGKILL once while CHOP is asking the LLM, once while the second chunker is embedding; each rerun
+    asks and embeds only what the killed run had not finished, and the third run writes the full report."""
+    chop, sentence = "chop:size=150:overlap=0", "sentence:max_tokens=30"
     ws, out = tmp_path / "ws", tmp_path / "report.json"
-    answers = ws / "cache" / "llm_answers.sqlite"
-    args = ("--max-docs", "1", "--chunkers", "chop:size=150:overlap=0", "--llm", "openai", "--llm-model", "fault",
+    answers, vectors = ws / "cache" / "llm_answers.sqlite", ws / "cache" / "embeddings.sqlite"
+    server = FaultServer(delay=0.2).start()
+    args = ("--chunkers", f"{chop},{sentence}", "--llm", "openai", "--llm-model", "fault",
             "--llm-base-url", server.base_url)
     try:
-        kill_when(start_bench(ws, out, *args), lambda: rows(answers, "answers") >= 5)
-        kept = rows(answers, "answers")
-        server.script()  # reset the count
-        report = finish(start_bench(ws, out, *args), out)
+        kill_when(start_bench(steps, ws, out, *args), lambda: rows(answers, "answers") >= 5)
+        kept_answers = rows(answers, "answers")
+        assert not vectors.exists() or rows(vectors, "vectors") == 0  # killed before anything was embedded
+        server.script()  # count afresh
+        # CHOP's 25 windows are embedded in one batch; the sentence chunker's 150 in batches of 128
+        kill_when(start_bench(steps, ws, out, *args), lambda: rows(vectors, "vectors") > 128)
         asked = server.requests()
+        kept_vectors = rows(vectors, "vectors")
+        server.script()
+        report = finish(start_bench(steps, ws, out, *args), out)
+        asked_last = server.requests()
     finally:
         server.kill()
-    result = report["results"]["chop:size=150:overlap=0"]
-    assert asked > 0 and asked == result["llm_calls"] == rows(answers, "answers") - kept
-    assert result["n_chunks"] > 0 and 0.0 <= result["hit@3"] <= 1.0
-
-
-def test_bench_killed_while_embedding_resumes_from_cached_vectors(tmp_path):
-    ws, out = tmp_path / "ws", tmp_path / "report.json"
-    vectors = ws / "cache" / "embeddings.sqlite"
-    args = ("--chunkers", "sentence:max_tokens=30")
-    kill_when(start_bench(ws, out, *args), lambda: rows(vectors, "vectors") > 0)
-    kept = rows(vectors, "vectors")
-    report = finish(start_bench(ws, out, *args), out)
-    result = report["results"]["sentence:max_tokens=30"]
-    assert 0 < kept < result["n_chunks"]
-    assert result["vectors_computed"] == rows(vectors, "vectors") - kept < result["n_chunks"]
-    assert result["cached"] == {"chunks": True, "collection": False}
+    total_answers = rows(answers, "answers")
+    assert 0 < kept_answers < total_answers and asked == total_answers - kept_answers
+    assert asked_last == 0 and report["results"][chop]["llm_calls"] == 0
+    assert report["results"][chop]["cached"] == {"chunks": True, "collection": True}
+    result = report["results"][sentence]
+    computed, n = result["vectors_computed"], result["n_chunks"]
+    assert 0 < computed < n and result["cached"] == {"chunks": True, "collection": False}
+    # the cache holds what the killed runs saved, what the last run computed and the questions, nothing twice
+    assert kept_vectors + computed <= rows(vectors, "vectors") <= kept_vectors + computed + report["n_questions"]
