@@ -3,14 +3,16 @@ ordered, cover the text (gaps only whitespace), overlap as configured, and keep 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import text as T
 from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.splitting import keep_window
 from core.documents import Document
-from core.tokens import count_tokens
+from core.tokens import count_tokens, get_encoding
 
 EN_WORDS = st.sampled_from([
     "the", "filter", "fan", "remote", "battery", "camera", "lens", "mode", "timer", "press", "hold", "clean",
@@ -63,15 +65,18 @@ SPECS = [
     ("cosine:max_tokens=40", "tokens", 40),
     ("cosine", None, None),
     ("semantic:max_tokens=40", "tokens", 40),
+    ("semantic:buffer_by=text:max_tokens=40", "tokens", 40),
 ]
 
 
-def check_spans(text: str, chunks) -> None:
+def check_spans(text: str, chunks, windows: bool = False) -> None:
+    """`windows`: token-window chunks, whose token_count is the window's (checked in test_naive_windows)."""
     assert chunks or not text.strip(), "non-empty text produced no chunks"
     for c in chunks:
         assert text[c.start : c.end] == c.text, "chunk text is not its exact span"
         assert c.text and not c.text[0].isspace() and not c.text[-1].isspace()
-        assert c.token_count == count_tokens(c.text)
+        if not windows:
+            assert c.token_count == count_tokens(c.text)
     for a, b in zip(chunks, chunks[1:]):
         assert a.start < b.start and a.end < b.end, "chunks out of order"
         assert b.index == a.index + 1
@@ -90,7 +95,7 @@ def check_spans(text: str, chunks) -> None:
 def test_chunker_spans(cached_minilm, spec, unit, cap, text):
     chunker = make_chunker(spec, ChunkerContext(embedder=cached_minilm))
     chunks = chunker.chunk(Document("d", "d", text)).chunks
-    check_spans(text, chunks)
+    check_spans(text, chunks, windows=spec.startswith("naive"))
     if cap is not None:
         for c in chunks:
             size = c.token_count if unit == "tokens" else T.count_words(c.text)
@@ -100,18 +105,88 @@ def test_chunker_spans(cached_minilm, spec, unit, cap, text):
             assert b.start >= a.end, "this chunker has no overlap configured"
 
 
+def test_separator_sentences_of_the_recursive_splitter():
+    """sentencex cuts at sentence ends, keeps abbreviations and decimals, and its offsets are characters (emoji
+    and CJK included), so the spans are exact cut points into the original text."""
+    text = "Dr. Smith 🙂 paid $3.50 e.g. for tea. Then \"Stop!\" she said. 你好。我很好！ Last one"
+    assert [text[s:e] for s, e in T.separator_sentences(text)] == [
+        "Dr. Smith 🙂 paid $3.50 e.g. for tea.", 'Then "Stop!" she said.', "你好。", "我很好！", "Last one"]
+    inner = T.separator_sentences(text, 4, 60)
+    assert inner[0] == (4, text.index(".", 30) + 1) and inner[-1][1] <= 60
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=TEXTS, cut=st.integers(0, 40))
+def test_separator_sentences_cover_the_span(text, cut):
+    start, end = min(cut, len(text)), len(text)
+    spans = T.separator_sentences(text, start, end)
+    covered = start
+    for s, e in spans:
+        assert start <= s < e <= end and s >= covered
+        assert not text[covered:s].strip(), "text between sentences is lost"
+        assert text[s:e] == text[s:e].strip()
+        covered = e
+    assert not text[covered:end].strip()
+
+
+def test_word_index_counts_like_count_words():
+    text = "Alpha beta\u00a0gamma 中文字 🙂 x\u3000y\n\nend."
+    index = T.WordIndex(text)
+    for s in range(len(text) + 1):
+        for e in range(s, len(text) + 1):
+            assert index.count(s, e) == T.count_words(text[s:e]), (s, e)
+
+
 @settings(max_examples=60, deadline=None)
 @given(text=TEXTS, size=st.integers(8, 60), ratio=st.floats(0.0, 0.5))
 def test_naive_overlap_is_as_configured(text, size, ratio):
     overlap = int(size * ratio)
     chunks = make_chunker(f"naive-500t:size={size}:overlap={overlap}").chunk(Document("d", "d", text)).chunks
-    check_spans(text, chunks)
+    check_spans(text, chunks, windows=True)
     for a, b in zip(chunks, chunks[1:]):
         shared = count_tokens(text[b.start : a.end]) if b.start < a.end else 0
         # window edges are trimmed of whitespace and CJK bytes snap to characters: allow a token either way
         assert overlap - 2 <= shared <= overlap + 1, (overlap, shared)
     for c in chunks:
         assert c.token_count <= size
+
+
+def reference_windows(text: str, size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """Naive-500T's windows worked out the slow way: tiktoken's tokens of the whole text, each token's first
+    character found by walking the text byte by byte, then windows of `size` tokens every `size - overlap`."""
+    enc = get_encoding()
+    tokens = enc.encode(text, disallowed_special=())
+    char_at_byte, pos = {}, 0
+    for i, ch in enumerate(text):
+        char_at_byte[pos] = i
+        pos += len(ch.encode("utf-8"))
+    char_at_byte[pos] = len(text)
+    offsets, pos = [], 0
+    for t in tokens:
+        while pos not in char_at_byte:  # a token that starts inside a character: its next character
+            pos += 1
+        offsets.append(char_at_byte[pos])
+        pos += len(enc.decode_single_token_bytes(t))
+    offsets.append(len(text))
+    out, i, n = [], 0, len(tokens)
+    while i < n:
+        j = min(i + size, n)
+        keep_window(out, (*T.strip_span(text, offsets[i], offsets[j]), j - i))
+        if j >= n:
+            break
+        i = j - overlap
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=TEXTS, size=st.integers(4, 60), ratio=st.floats(0.0, 0.9))
+def test_naive_windows(text, size, ratio):
+    """Windows are the document's own tokens (as in CHOP, LangChain and Chonkie), and token_count says how many."""
+    overlap = min(size - 1, int(size * ratio))
+    chunks = make_chunker(f"naive-500t:size={size}:overlap={overlap}").chunk(Document("d", "d", text)).chunks
+    assert [(c.start, c.end, c.token_count) for c in chunks] == reference_windows(text, size, overlap)
+    for c in chunks:  # tiktoken on the span alone agrees but for a token or two at its edges
+        assert abs(count_tokens(c.text) - c.token_count) <= 2
 
 
 def test_naive_defaults_match_methods():
@@ -178,3 +253,21 @@ def test_long_paragraphs_split_like_pysbd_in_blocks():
     spans = T.sentences(no_stops)
     assert len(spans) > 1 and all(e - s <= T.PYSBD_BLOCK for s, e in spans)
     assert " ".join(no_stops[s:e] for s, e in spans) == no_stops
+
+
+def test_semantic_window_vectors_are_the_mean_of_their_sentences(cached_minilm):
+    text = ("The filter sits behind the front panel. Pull it out gently. Rinse it in warm water. "
+            "The remote needs two AAA batteries. Press the timer button to set hours.")
+    chunker = make_chunker("semantic:buffer=1", ChunkerContext(embedder=cached_minilm))
+    units = T.sentences(text)
+    got = chunker._window_vectors(text, units)
+    vecs = np.asarray(cached_minilm.embed([text[s:e] for s, e in units]), dtype=np.float64)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    for i in range(len(units)):
+        mean = vecs[max(0, i - 1) : i + 2].mean(axis=0)
+        assert np.allclose(got[i], mean / np.linalg.norm(mean), atol=1e-5)
+    by_text = make_chunker("semantic:buffer=1:buffer_by=text", ChunkerContext(embedder=cached_minilm))
+    joined = by_text._window_vectors(text, units)
+    expected = np.asarray(cached_minilm.embed([text[units[max(0, i - 1)][0] : units[min(len(units) - 1, i + 1)][1]]
+                                               for i in range(len(units))]))
+    assert np.allclose(joined, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-5)

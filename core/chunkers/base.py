@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from core.chunkers.splitting import document_token_windows
 from core.documents import Document
 from core.errors import ConfigError
-from core.tokens import count_tokens
+from core.tokens import count_tokens_many
 
 
 @dataclass
@@ -177,10 +179,17 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
     return chunker
 
 
-def build_chunks(doc: Document, spans: list[tuple[int, int]], **meta: Any) -> list[Chunk]:
-    """Chunks for `spans` of `doc`, numbered in order, with true token counts."""
-    out = []
-    for i, (s, e) in enumerate(spans):
-        text = doc.text[s:e]
-        out.append(Chunk(doc.doc_id, s, e, text, count_tokens(text), index=i, meta=dict(meta)))
-    return out
+def build_chunks(doc: Document, spans: Sequence[tuple[int, int]], token_counts: Sequence[int] | None = None,
+                 **meta: Any) -> list[Chunk]:
+    """Chunks for `spans` of `doc`, numbered in order. Token counts are tiktoken's on each span's text, unless
+    the chunker measured them itself (`token_counts`, e.g. a token window's size)."""
+    texts = [doc.text[s:e] for s, e in spans]
+    counts = count_tokens_many(texts) if token_counts is None else token_counts
+    return [Chunk(doc.doc_id, s, e, text, n, index=i, meta=dict(meta))
+            for i, ((s, e), text, n) in enumerate(zip(spans, texts, counts, strict=True))]
+
+
+def token_window_chunks(doc: Document, size: int, overlap: int) -> list[Chunk]:
+    """Naive-500T's windows of `doc` as chunks; `token_count` is the window's tokens (see document_token_windows)."""
+    windows = document_token_windows(doc.text, 0, len(doc.text), size, overlap)
+    return build_chunks(doc, [(s, e) for s, e, _ in windows], [n for _, _, n in windows])

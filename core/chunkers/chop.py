@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunkers.base import Chunk, Chunker, Chunking, build_chunks, register
-from core.chunkers.splitting import token_windows
+from core.chunkers.base import Chunk, Chunker, Chunking, register, token_window_chunks
 from core.documents import Document
 from core.errors import ConfigError
 from core.llm.base import LLMError
@@ -38,6 +37,7 @@ def prefix_text(cnm: CNM) -> str:
 @dataclass
 class ChopChunker(Chunker):
     name = "chop"
+    version = 2  # naive-500t v2 windows
     needs = ("llm",)
     retrieval_params = ("retrieval", "boost")
     size: int = 500
@@ -58,7 +58,7 @@ class ChopChunker(Chunker):
                 raise ConfigError(f"chop: {key} must be one of {', '.join(allowed)} (got '{value}')")
 
     def chunk(self, doc: Document) -> Chunking:
-        chunks = build_chunks(doc, token_windows(doc.text, 0, len(doc.text), self.size, self.overlap))
+        chunks = token_window_chunks(doc, self.size, self.overlap)
         if not chunks:
             return Chunking([], {"kind": "continuity", "decisions": [], "joins": doc.joins})
         backend = self.context.llm

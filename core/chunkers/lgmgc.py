@@ -113,6 +113,7 @@ class MultiGranularChunker(Chunker):
     """Children over another chunker's parents: by default `recursive` (the MG-only ablation)."""
 
     name = "mg"
+    version = 2  # children split by the v2 recursive levels (sentencex)
     theta: int = 300
     parents: str = "recursive"
 
@@ -142,6 +143,7 @@ class LgmgcChunker(LogitsGuidedChunker):
     """Logits-guided parents with multi-granular children: the full LGMGC."""
 
     name = "lgmgc"
+    version = 2  # children split by the v2 recursive levels (sentencex)
 
     def chunk(self, doc: Document) -> Chunking:
         base = super().chunk(doc)

@@ -28,6 +28,7 @@ the last id.
 @dataclass
 class LumberChunker(Chunker):
     name = "lumber"
+    version = 2  # long paragraphs split by the v2 recursive levels (sentencex)
     needs = ("chat",)
     group_tokens: int = 550
     temperature: float = 0.1

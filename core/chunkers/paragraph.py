@@ -21,7 +21,9 @@ from core.errors import ConfigError
 @dataclass
 class ParagraphChunker(Chunker):
     name = "paragraph"
-    version = 2  # v1 packed pieces of long paragraphs with their neighbours, which made it equal to recursive
+    #: v1 packed pieces of long paragraphs with their neighbours, which made it equal to recursive; v2 split long
+    #: paragraphs' sentences with pysbd, v3 with sentencex (the recursive levels)
+    version = 3
     theta: int = 200
 
     def validate(self) -> None:

@@ -15,6 +15,7 @@ from core.errors import ConfigError
 @dataclass
 class RecursiveChunker(Chunker):
     name = "recursive"
+    version = 2  # v1 split sentences with pysbd; v2 with sentencex (text.separator_sentences)
     theta: int = 200
 
     def validate(self) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core import text as T
-from core.tokens import count_tokens, token_char_offsets
+from core.tokens import TokenMap, count_tokens, token_char_offsets
 
 Span = tuple[int, int]
 Splitter = Callable[[str, int, int], list[Span]]
@@ -23,8 +23,9 @@ class Measure:
     unit: str
 
     def size(self, text: str, start: int, end: int) -> int:
-        piece = text[start:end]
-        return count_tokens(piece) if self.unit == "tokens" else T.count_words(piece)
+        if self.unit == "tokens":
+            return count_tokens(text[start:end])
+        return T.word_index(text).count(start, end)
 
 
 TOKENS = Measure("tokens")
@@ -32,7 +33,8 @@ WORDS = Measure("words")
 
 
 def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
-    """Fixed windows of `size` tokens advancing by `size - overlap`, as stripped character spans."""
+    """Fixed windows of `size` tokens advancing by `size - overlap`, as stripped character spans, each holding
+    at most `size` tokens when re-tokenised on its own: the last resort of `split_to_cap` under a token cap."""
     if overlap >= size:
         raise ValueError("overlap must be smaller than size")
     offsets = [start + o for o in token_char_offsets(text[start:end])]
@@ -52,6 +54,40 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
             break
         i = max(j - overlap, i + 1)
     return spans
+
+
+def document_token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[tuple[int, int, int]]:
+    """Naive-500T's windows: `size` tokens of the text's own tokenisation, advancing by `size - overlap`, as
+    (start, end, tokens) with the span stripped of whitespace; windows of whitespace only are left out.
+
+    The window is defined on the tokens of the whole text, as CHOP, LangChain and Chonkie define it, so it
+    holds exactly `tokens` of them; tiktoken run on the span alone may count a token more or less at its edges.
+    One tokenizer pass, plus character offsets for the window edges only.
+    """
+    if overlap >= size:
+        raise ValueError("overlap must be smaller than size")
+    tokens = TokenMap(text[start:end])
+    n = tokens.count
+    firsts = list(range(0, max(n - overlap, 1), size - overlap)) if n else []
+    lasts = [min(i + size, n) for i in firsts]
+    edges = tokens.char_offsets(firsts + lasts)
+    out: list[tuple[int, int, int]] = []
+    for i, j, cs, ce in zip(firsts, lasts, edges, edges[len(firsts) :]):
+        s, e = T.strip_span(text, start + cs, start + ce)
+        keep_window(out, (s, e, j - i))
+    return out
+
+
+def keep_window(out: list[tuple[int, int, int]], window: tuple[int, int, int]) -> None:
+    """Append a window unless it is empty or inside the last one; drop the last one if it is inside this one.
+    Distinct token windows can share an edge once snapped to characters (CJK characters span several tokens) or
+    stripped of whitespace; this keeps the spans strictly increasing and the text covered."""
+    s, e, _ = window
+    if e <= s or (out and e <= out[-1][1]):
+        return
+    if out and s <= out[-1][0]:
+        out.pop()
+    out.append(window)
 
 
 def pack(text: str, units: Sequence[Span], measure: Measure, cap: int) -> list[Span]:
@@ -99,4 +135,4 @@ def split_to_cap(text: str, start: int, end: int, measure: Measure, cap: int, le
     return pack(text, T.words(text, start, end), measure, cap)
 
 
-STRUCTURE_LEVELS: tuple[Splitter, ...] = (T.paragraphs, T.lines, T.sentences, T.words)
+STRUCTURE_LEVELS: tuple[Splitter, ...] = (T.paragraphs, T.lines, T.separator_sentences, T.words)
