@@ -11,6 +11,7 @@ import json
 import re
 import secrets
 import shutil
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -19,6 +20,20 @@ from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes
 from core.errors import ChunkLensError, DatasetError, DocumentError
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
+MAX_NAME_CHARS = 120  # an uploaded file's name as kept and shown; the file system allows 255 bytes
+
+
+def upload_name(name: str) -> str:
+    """The name an uploaded file is known by: its last path part (after `/` or `\\`, whatever system sent it),
+    without control characters (NUL, newlines) and cut to MAX_NAME_CHARS with its suffix kept. A browser sends
+    only a base name, but the name is the client's to choose: this keeps it from naming a place outside the
+    library and keeps error messages to one line."""
+    base = re.split(r"[/\\]", name)[-1]
+    base = "".join(ch for ch in unicodedata.normalize("NFC", base) if unicodedata.category(ch)[0] != "C").strip()
+    if len(base) > MAX_NAME_CHARS:
+        suffix = Path(base).suffix[:16]
+        base = base[: MAX_NAME_CHARS - len(suffix)].rstrip() + suffix
+    return base or "upload"
 
 
 def new_library_id() -> str:
@@ -63,12 +78,20 @@ class Library:
         tmp.write_text(json.dumps(ids), encoding="utf-8")
         tmp.replace(self._order)
 
+    def _inside(self, folder: Path, file_name: str) -> Path:
+        """`folder / file_name`, refused unless it is a plain file name that stays in `folder` (ids come from
+        slugs, so this never fires for them; it is the last guard for a name built from client input)."""
+        path = folder / file_name
+        if file_name in ("", ".", "..") or path.parent != folder or "\x00" in file_name:
+            raise DocumentError(f"{file_name[:80]!r} is not a file name this library can store")
+        return path
+
     def _store(self, doc: Document, original: tuple[str, bytes] | None) -> None:
         if original:
             name, data = original
-            (self.originals / f"{doc.doc_id}{Path(name).suffix.lower()}").write_bytes(data)
+            self._inside(self.originals, f"{doc.doc_id}{Path(name).suffix.lower()}").write_bytes(data)
         payload = {k: v for k, v in asdict(doc).items() if k != "segments"}
-        (self.texts / f"{doc.doc_id}.json").write_text(json.dumps(payload), encoding="utf-8")
+        self._inside(self.texts, f"{doc.doc_id}.json").write_text(json.dumps(payload), encoding="utf-8")
 
     def _unique(self, doc_id: str, taken: set[str]) -> str:
         base, n, out = doc_id, 2, doc_id
@@ -78,17 +101,22 @@ class Library:
 
     def add(self, files: list[tuple[str, bytes]], max_bytes: int = MAX_FILE_BYTES) -> AddResult:
         """Add uploaded files; each bad file is reported in one line and skipped, the good ones are kept, and
-        what the library already held is never touched. `max_bytes` is the per-file limit (a setting)."""
+        what the library already held is never touched. `max_bytes` is the per-file limit (a setting). File
+        names are the client's: they go through `upload_name` first, and only a slug of them names a file."""
         ids = self._ids()
         added, errors = [], []
-        for name, data in files:
+        for raw_name, data in files:
+            name = upload_name(raw_name)
             try:
                 doc = load_bytes(name, data, max_bytes=max_bytes)
+                doc.doc_id = self._unique(doc.doc_id, set(ids))
+                self._store(doc, (name, data))
             except DocumentError as exc:
                 errors.append(str(exc))
                 continue
-            doc.doc_id = self._unique(doc.doc_id, set(ids))
-            self._store(doc, (name, data))
+            except OSError as exc:  # a full disk, say: this file is reported, the batch goes on
+                errors.append(f"{name}: could not be stored ({exc.strerror or exc.__class__.__name__})")
+                continue
             ids.append(doc.doc_id)
             added.append(doc)
         self._write_ids(ids)
