@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.datasets import QADataset, load_dataset
-from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes
+from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 from core.errors import ChunkLensError, DatasetError, DocumentError
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
@@ -44,6 +44,11 @@ def valid_library_id(lib_id: str | None) -> bool:
     return bool(lib_id and _ID_RE.match(lib_id))
 
 
+def valid_doc_id(doc_id: str) -> bool:
+    """A doc id as `slugify` makes them: safe as a file name in the library."""
+    return bool(doc_id) and slugify(doc_id) == doc_id
+
+
 @dataclass
 class AddResult:
     added: list[Document]
@@ -66,6 +71,7 @@ class Library:
         self.originals.mkdir(parents=True, exist_ok=True)
         self.texts.mkdir(parents=True, exist_ok=True)
         self._order = self.root / "order.json"
+        self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.cnm_edits.EditLog)
 
     def _ids(self) -> list[str]:
         try:
@@ -122,6 +128,26 @@ class Library:
         self._write_ids(ids)
         return AddResult(added, errors)
 
+    def import_document(self, doc: Document, original: tuple[str, bytes] | None = None) -> bool:
+        """Add a document from an archive under its own id. False, and nothing written, when the library already
+        holds that id: an import never replaces what a library holds."""
+        ids = self._ids()
+        if doc.doc_id in ids or not valid_doc_id(doc.doc_id):
+            return False
+        self._store(doc, original)
+        self._write_ids([*ids, doc.doc_id])
+        return True
+
+    def dataset_folder(self) -> Path | None:
+        """The qa-spans folder this library's questions come from, if any."""
+        try:
+            return Path(json.loads((self.root / "dataset.json").read_text(encoding="utf-8"))["path"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def set_dataset_folder(self, folder: Path) -> None:
+        (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
+
     def load_dataset(self, folder: Path) -> QADataset:
         """Replace the library with a qa-spans v1 folder's documents and remember the folder for its questions."""
         ds = load_dataset(folder)
@@ -129,7 +155,7 @@ class Library:
         for doc in ds.documents:
             self._store(doc, None)
         self._write_ids([d.doc_id for d in ds.documents])
-        (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
+        self.set_dataset_folder(folder)
         return ds
 
     def load_uploaded_dataset(self, datasets_root: Path, name: str, corpus: bytes, questions: bytes) -> QADataset:
