@@ -1,7 +1,8 @@
 """Chat over the OpenAI HTTP API, or any OpenAI-compatible server (Ollama, vLLM, llama.cpp's server).
 
 Retries with exponential backoff and the timeout are the `openai` client's own. The API key comes from the
-settings or OPENAI_API_KEY; it is never logged, printed, or part of a cache key.
+app session or OPENAI_API_KEY; it is never logged, printed, part of a cache key, or carried in an error
+(tests/test_secrets.py).
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ class OpenAICompatibleChat:
         except self._openai.APIConnectionError as exc:
             raise LLMError(f"{self.label}: cannot connect ({exc.__class__.__name__})") from exc
         except self._openai.APIStatusError as exc:
-            raise LLMError(f"{self.label}: HTTP {exc.status_code}") from exc
+            # not chained: the server's error body can quote the key (some echo it in full), and a chained
+            # cause would carry it into any traceback that gets logged or shown
+            raise LLMError(f"{self.label}: HTTP {exc.status_code}") from None
         text = resp.choices[0].message.content or "" if resp.choices else ""
         usage = resp.usage
         return ChatAnswer(text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0,
