@@ -1,9 +1,12 @@
 """HTML built from document text. Every piece of document text goes through `html.escape` here, so a manual
-that contains markup or script tags is shown as text, never run."""
+that contains markup or script tags is shown as text, never run. Text the user did not write that goes into
+Streamlit's Markdown (file names in error lines, archive member names) goes through `md_escape`, so a name
+like `![x](http://tracker/p.png)` is shown as those characters, not fetched as an image."""
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 from core.chunkers.base import Chunk
@@ -12,8 +15,16 @@ PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 OVERLAP_STYLE = "background: repeating-linear-gradient(45deg,#fca5a5,#fca5a5 4px,#fecaca 4px,#fecaca 8px);"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
 def esc(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+def md_escape(text: str) -> str:
+    """`text` with every Markdown (and Streamlit's LaTeX `$`) control character backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def chunk_spans_html(text: str, chunks: Sequence[Chunk], start: int, end: int) -> str:

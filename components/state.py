@@ -47,6 +47,10 @@ def services() -> Services | None:
         return None
 
 
+def workspace() -> Workspace:
+    return Workspace.open(settings().workspace)
+
+
 def library() -> Library:
     """This session's library; its id lives in the URL (?lib=...) so a reload or a restart finds it again."""
     lib_id = st.query_params.get("lib")
@@ -54,7 +58,7 @@ def library() -> Library:
         lib_id = st.session_state.get("lib_id") or new_library_id()
         st.query_params["lib"] = lib_id
     st.session_state["lib_id"] = lib_id
-    return Library(Workspace.open(settings().workspace).uploads, lib_id)
+    return Library(workspace().uploads, lib_id)
 
 
 def corpus() -> Corpus:

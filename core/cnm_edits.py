@@ -11,8 +11,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunk
@@ -110,3 +112,46 @@ def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
         if edit.cnm is not None or edit.continuity is not None:
             edits.append(edit)
     return edits
+
+
+_KEY_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+class EditLog:
+    """The hand edits of one library, on disk so they survive a restart and travel in an export.
+
+    One JSON file per chunk run (named by `core.pipeline.run_key`), holding the batches of edits in the order
+    they were applied: replaying them in that order rebuilds the edited run exactly, including CNMs that a
+    flipped decision had extracted. Edits are plain data (chunk ids, tags, decisions), never chunk text."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, key: str) -> Path:
+        if not _KEY_RE.match(key):
+            raise ChunkLensError(f"'{key[:40]}' is not a chunk run key")
+        return self.folder / f"{key}.json"
+
+    def batches(self, key: str) -> list[list[CnmEdit]]:
+        """The saved batches for this run (empty when none, or when the file is damaged: edits are redone by
+        hand, never guessed)."""
+        try:
+            data = json.loads(self.path(key).read_text(encoding="utf-8"))
+            return [[CnmEdit(**e) for e in batch] for batch in data["batches"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+
+    def append(self, key: str, spec: str, edits: Sequence[CnmEdit]) -> None:
+        batches = self.batches(key) + [list(edits)]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.path(key)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"spec": spec, "batches": [[e.__dict__ for e in b] for b in batches]}),
+                       encoding="utf-8")
+        tmp.replace(path)
+
+    def clear(self, key: str) -> None:
+        self.path(key).unlink(missing_ok=True)
+
+    def run_keys(self) -> list[str]:
+        return sorted(p.stem for p in self.folder.glob("*.json") if _KEY_RE.match(p.stem))

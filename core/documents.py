@@ -86,8 +86,11 @@ class Document:
         return page + 1
 
 
+MAX_SLUG_CHARS = 80  # a doc id names files in the workspace: kept well under the 255-byte file-name limit
+
+
 def slugify(name: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:MAX_SLUG_CHARS].rstrip("-.")
     return slug or "document"
 
 

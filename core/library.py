@@ -11,14 +11,29 @@ import json
 import re
 import secrets
 import shutil
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.datasets import QADataset, load_dataset
-from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes
+from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 from core.errors import ChunkLensError, DatasetError, DocumentError
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
+MAX_NAME_CHARS = 120  # an uploaded file's name as kept and shown; the file system allows 255 bytes
+
+
+def upload_name(name: str) -> str:
+    """The name an uploaded file is known by: its last path part (after `/` or `\\`, whatever system sent it),
+    without control characters (NUL, newlines) and cut to MAX_NAME_CHARS with its suffix kept. A browser sends
+    only a base name, but the name is the client's to choose: this keeps it from naming a place outside the
+    library and keeps error messages to one line."""
+    base = re.split(r"[/\\]", name)[-1]
+    base = "".join(ch for ch in unicodedata.normalize("NFC", base) if unicodedata.category(ch)[0] != "C").strip()
+    if len(base) > MAX_NAME_CHARS:
+        suffix = Path(base).suffix[:16]
+        base = base[: MAX_NAME_CHARS - len(suffix)].rstrip() + suffix
+    return base or "upload"
 
 
 def new_library_id() -> str:
@@ -27,6 +42,11 @@ def new_library_id() -> str:
 
 def valid_library_id(lib_id: str | None) -> bool:
     return bool(lib_id and _ID_RE.match(lib_id))
+
+
+def valid_doc_id(doc_id: str) -> bool:
+    """A doc id as `slugify` makes them: safe as a file name in the library."""
+    return bool(doc_id) and slugify(doc_id) == doc_id
 
 
 @dataclass
@@ -51,6 +71,7 @@ class Library:
         self.originals.mkdir(parents=True, exist_ok=True)
         self.texts.mkdir(parents=True, exist_ok=True)
         self._order = self.root / "order.json"
+        self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.cnm_edits.EditLog)
 
     def _ids(self) -> list[str]:
         try:
@@ -63,12 +84,20 @@ class Library:
         tmp.write_text(json.dumps(ids), encoding="utf-8")
         tmp.replace(self._order)
 
+    def _inside(self, folder: Path, file_name: str) -> Path:
+        """`folder / file_name`, refused unless it is a plain file name that stays in `folder` (ids come from
+        slugs, so this never fires for them; it is the last guard for a name built from client input)."""
+        path = folder / file_name
+        if file_name in ("", ".", "..") or path.parent != folder or "\x00" in file_name:
+            raise DocumentError(f"{file_name[:80]!r} is not a file name this library can store")
+        return path
+
     def _store(self, doc: Document, original: tuple[str, bytes] | None) -> None:
         if original:
             name, data = original
-            (self.originals / f"{doc.doc_id}{Path(name).suffix.lower()}").write_bytes(data)
+            self._inside(self.originals, f"{doc.doc_id}{Path(name).suffix.lower()}").write_bytes(data)
         payload = {k: v for k, v in asdict(doc).items() if k != "segments"}
-        (self.texts / f"{doc.doc_id}.json").write_text(json.dumps(payload), encoding="utf-8")
+        self._inside(self.texts, f"{doc.doc_id}.json").write_text(json.dumps(payload), encoding="utf-8")
 
     def _unique(self, doc_id: str, taken: set[str]) -> str:
         base, n, out = doc_id, 2, doc_id
@@ -78,21 +107,46 @@ class Library:
 
     def add(self, files: list[tuple[str, bytes]], max_bytes: int = MAX_FILE_BYTES) -> AddResult:
         """Add uploaded files; each bad file is reported in one line and skipped, the good ones are kept, and
-        what the library already held is never touched. `max_bytes` is the per-file limit (a setting)."""
+        what the library already held is never touched. `max_bytes` is the per-file limit (a setting). File
+        names are the client's: they go through `upload_name` first, and only a slug of them names a file."""
         ids = self._ids()
         added, errors = [], []
-        for name, data in files:
+        for raw_name, data in files:
+            name = upload_name(raw_name)
             try:
                 doc = load_bytes(name, data, max_bytes=max_bytes)
+                doc.doc_id = self._unique(doc.doc_id, set(ids))
+                self._store(doc, (name, data))
             except DocumentError as exc:
                 errors.append(str(exc))
                 continue
-            doc.doc_id = self._unique(doc.doc_id, set(ids))
-            self._store(doc, (name, data))
+            except OSError as exc:  # a full disk, say: this file is reported, the batch goes on
+                errors.append(f"{name}: could not be stored ({exc.strerror or exc.__class__.__name__})")
+                continue
             ids.append(doc.doc_id)
             added.append(doc)
         self._write_ids(ids)
         return AddResult(added, errors)
+
+    def import_document(self, doc: Document, original: tuple[str, bytes] | None = None) -> bool:
+        """Add a document from an archive under its own id. False, and nothing written, when the library already
+        holds that id: an import never replaces what a library holds."""
+        ids = self._ids()
+        if doc.doc_id in ids or not valid_doc_id(doc.doc_id):
+            return False
+        self._store(doc, original)
+        self._write_ids([*ids, doc.doc_id])
+        return True
+
+    def dataset_folder(self) -> Path | None:
+        """The qa-spans folder this library's questions come from, if any."""
+        try:
+            return Path(json.loads((self.root / "dataset.json").read_text(encoding="utf-8"))["path"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def set_dataset_folder(self, folder: Path) -> None:
+        (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
 
     def load_dataset(self, folder: Path) -> QADataset:
         """Replace the library with a qa-spans v1 folder's documents and remember the folder for its questions."""
@@ -101,7 +155,7 @@ class Library:
         for doc in ds.documents:
             self._store(doc, None)
         self._write_ids([d.doc_id for d in ds.documents])
-        (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
+        self.set_dataset_folder(folder)
         return ds
 
     def load_uploaded_dataset(self, datasets_root: Path, name: str, corpus: bytes, questions: bytes) -> QADataset:

@@ -59,8 +59,14 @@ class ChunkRun:
         return [Span(c.doc_id, c.start, c.end) for c in self.parents()]
 
 
+def run_key(docs: Sequence[Document], identity: str) -> str:
+    """The name of a chunk run over `docs` by the chunker with this identity: its cache file's stem, and the key
+    its hand edits are kept under."""
+    return hashlib.sha256(f"{corpus_fingerprint(docs)}|{identity}".encode()).hexdigest()[:32]
+
+
 def _run_key(docs: Sequence[Document], chunker: Chunker) -> str:
-    return hashlib.sha256(f"{corpus_fingerprint(docs)}|{chunker.identity}".encode()).hexdigest()[:32]
+    return run_key(docs, chunker.identity)
 
 
 def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path | None = None,

@@ -198,6 +198,15 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started), changed
 
 
+def replay_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
+                     batches: Sequence[Sequence[CnmEdit]]) -> ChunkerResult:
+    """The run as it was after its saved batches of hand edits (an `EditLog`), applied in order. Raises
+    ChunkLensError when an edit no longer fits the run."""
+    for batch in batches:
+        result, _ = apply_cnm_edits(services, corpus, result, batch)
+    return result
+
+
 def gold_overlap(chunk: Chunk, gold: Question | None) -> list[tuple[int, int]]:
     """Character ranges, relative to the chunk, that fall inside the question's gold spans."""
     if gold is None:

@@ -1,5 +1,6 @@
 """CNM inspector: every CHOP chunk's tag and decision in an editable table; fix by hand, re-embed what
-changed, and see the metric change; export and import tags."""
+changed, and see the metric change; export and import tags. Edits are kept in the library (an `EditLog`), so
+they are there again after a restart."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from components import state
-from core.cnm_edits import CnmEdit, export_tags, import_tags
+from core.cnm_edits import CnmEdit, EditLog, export_tags, import_tags
 from core.errors import ChunkLensError
-from core.workbench import apply_cnm_edits, evaluate_result
+from core.pipeline import run_key
+from core.workbench import apply_cnm_edits, evaluate_result, replay_cnm_edits
 
 st.header("CNM inspector")
 corpus = state.corpus()
@@ -22,7 +24,16 @@ if not results or services is None:
     st.stop()
 
 spec = st.selectbox("CHOP run", list(results))
-edited = st.session_state.get("edited", {}).get(spec)
+log = EditLog(state.library().edits_dir)
+key = run_key(corpus.documents, results[spec].run.identity)
+edited = st.session_state.get("edited", {}).get(key)
+if edited is None and (saved := log.batches(key)):
+    try:
+        edited = replay_cnm_edits(services, corpus, results[spec], saved)
+        st.session_state.setdefault("edited", {})[key] = edited
+        st.caption(f"{sum(len(b) for b in saved)} saved edit(s) applied.")
+    except ChunkLensError as exc:
+        st.warning(f"Saved edits no longer fit this run and were not applied: {exc}")
 current = edited or results[spec]
 chunks = current.run.chunks
 
@@ -56,8 +67,9 @@ def edits_from(before: pd.DataFrame, after: pd.DataFrame) -> list[CnmEdit]:
     return out
 
 
-def show_effect(new_result, changed: int) -> None:
-    st.session_state.setdefault("edited", {})[spec] = new_result
+def show_effect(new_result, changed: int, applied: list[CnmEdit]) -> None:
+    log.append(key, spec, applied)
+    st.session_state.setdefault("edited", {})[key] = new_result
     st.success(f"{changed} chunk(s) changed and were embedded again; the rest came from the cache.")
     if corpus.questions:
         ks = [1, 5, 10]
@@ -73,7 +85,7 @@ edits = edits_from(frame, changed_frame)
 if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
     try:
         new_result, changed = apply_cnm_edits(services, corpus, current, edits)
-        show_effect(new_result, changed)
+        show_effect(new_result, changed, edits)
     except ChunkLensError as exc:
         st.error(str(exc))
 
@@ -85,9 +97,10 @@ if uploaded is not None and c2.button("Apply imported tags"):
     try:
         imported = import_tags(chunks, json.loads(uploaded.getvalue()))
         new_result, changed = apply_cnm_edits(services, corpus, current, imported)
-        show_effect(new_result, changed)
+        show_effect(new_result, changed, imported)
     except (ChunkLensError, ValueError) as exc:
         st.error(f"Tags not imported: {exc}")
 if edited and st.button("Discard edits"):
-    st.session_state["edited"].pop(spec, None)
+    st.session_state["edited"].pop(key, None)
+    log.clear(key)
     st.rerun()

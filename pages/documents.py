@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import state
+from components import archive_panel, state
+from components.html import md_escape
 from core.documents import SUPPORTED_SUFFIXES
 from core.errors import ChunkLensError
 from core.tokens import count_tokens
@@ -22,10 +23,10 @@ with left:
                                help=f"Up to {limits.max_upload_mb} MB per file (Settings: upload limit).")
     if st.button("Add uploaded files", disabled=not uploads):
         result = lib.add([(f.name, f.getvalue()) for f in uploads or []], max_bytes=limits.max_upload_bytes)
-        for message in result.errors:
-            st.error(message)
+        for message in result.errors:  # each names a file: the client chose that name, so it is escaped
+            st.error(md_escape(message))
         for message in result.notes:
-            st.warning(message)
+            st.warning(md_escape(message))
         if result.added:
             st.success(f"Added {len(result.added)} document(s): {', '.join(d.doc_id for d in result.added)}")
 with right:
@@ -40,6 +41,7 @@ with right:
                     help="Joined: the papers' setting, one continuous file whose document joins are unknown to "
                          "the chunkers (CHOP's continuity decisions are then scored against the true joins).")
     st.session_state["joined"] = mode == "one joined stream"
+archive_panel.render()
 
 docs = lib.documents()
 if not docs:

@@ -95,3 +95,35 @@ def test_a_bad_qa_folder_keeps_uploaded_documents(lib, tmp_path):
     with pytest.raises(DatasetError, match="is outside 'a'"):
         lib.load_dataset(bad)
     assert [d.doc_id for d in lib.documents()] == ["fan"]
+
+
+HOSTILE_NAMES = [
+    ("../../etc/passwd.txt", "passwd.txt", "passwd"),
+    ("/abs/path.txt", "path.txt", "path"),
+    ("a/b\\c.txt", "c.txt", "c"),
+    ("..\\..\\windows\\win.ini.txt", "win.ini.txt", "win.ini"),
+    ("nul\x00name.txt", "nulname.txt", "nulname"),
+    ("new\nline\r.md", "newline.md", "newline"),
+    ("..txt", "..txt", "document"),
+    ("x" * 5000 + ".txt", "x" * 116 + ".txt", "x" * 80),
+]
+
+
+@pytest.mark.parametrize(("name", "kept_as", "doc_id"), HOSTILE_NAMES, ids=[n[:20] for n, _, _ in HOSTILE_NAMES])
+def test_uploaded_file_names_cannot_leave_the_library(tmp_path, name, kept_as, doc_id):
+    uploads = tmp_path / "ws" / "uploads"
+    lib = Library(uploads, new_library_id())
+    result = lib.add([(name, b"Clean the filter every two weeks.")])
+    assert result.errors == [] and [d.doc_id for d in result.added] == [doc_id]
+    assert result.added[0].source == kept_as and result.added[0].title == kept_as.rsplit(".", 1)[0]
+    everything = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    suffix = kept_as.rsplit(".", 1)[1]
+    assert everything == [f"ws/uploads/{lib.id}/order.json", f"ws/uploads/{lib.id}/originals/{doc_id}.{suffix}",
+                          f"ws/uploads/{lib.id}/texts/{doc_id}.json"]
+    assert lib.documents()[0].text == "Clean the filter every two weeks."
+
+
+def test_a_bad_name_in_a_batch_is_one_line_and_the_rest_load(lib):
+    result = lib.add([("evil\n/../../x.exe", b"MZ"), ("ok.txt", b"fine")])
+    assert [d.doc_id for d in result.added] == ["ok"]
+    assert result.errors == ["x.exe: unsupported file type '.exe' (use .txt, .md, .markdown, .pdf, .docx)"]

@@ -4,7 +4,9 @@ Retries with exponential backoff (honouring Retry-After) and the timeout are the
 retries timeouts, dropped connections, HTTP 429 and 5xx. What is left after the retries, and replies that are
 not chat completions at all, become an `LLMError` with one line saying what failed and what to do; the
 client turns that into an answer with `error` set, which is never cached, so a rerun asks again. The API key
-comes from the settings or OPENAI_API_KEY; it is never logged, printed, or part of a cache key.
+comes from the app session or OPENAI_API_KEY; it is never logged, printed, part of a cache key, or carried in an
+error: a server's error body may quote it, so status errors are not chained and their text is redacted
+(tests/test_secrets.py).
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ class OpenAICompatibleChat:
                 model=self.model, messages=messages, temperature=request.temperature,
                 max_tokens=request.max_tokens, **extra,
             )
+        except self._openai.APIStatusError as exc:
+            # not chained: the server's error body can quote the key (some echo it in full), and a chained
+            # cause would carry it into any traceback that gets logged or shown
+            raise LLMError(f"{self.label}: {self._explain(exc)}") from None
         except self._openai.APIError as exc:
             raise LLMError(f"{self.label}: {self._explain(exc)}") from exc
         except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page, a truncated reply)
@@ -86,7 +92,10 @@ class OpenAICompatibleChat:
                 return f"rate limited (HTTP 429, {tries}); wait a minute and rerun, or lower the concurrency"
             if code >= 500:
                 return f"server error (HTTP {code}, {tries}); see the server's log, then rerun"
-            return f"HTTP {code} ({_first_line(exc.message)}); check the model name, base URL and API key"
+            said = _first_line(exc.message)
+            if self.client.api_key:
+                said = said.replace(self.client.api_key, "***")
+            return f"HTTP {code} ({said}); check the model name, base URL and API key"
         return f"{exc.__class__.__name__}: {_first_line(str(exc))}"
 
 

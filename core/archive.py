@@ -1,0 +1,317 @@
+"""A library (or the whole workspace) as one zip file to download, and such a file imported back.
+
+Layout, format version 1 (manifest.json says so; any other version is refused):
+
+    manifest.json                        {"format": "chunklens-archive", "version": 1, ...}
+    settings.json                        the saved settings, without the machine's workspace path
+    libraries/<lib>/order.json           the library's documents in order
+    libraries/<lib>/texts/<doc>.json     each document's extracted text
+    libraries/<lib>/originals/<doc>.ext  each uploaded file as it came
+    libraries/<lib>/dataset.json         {"sample": "qa"} when the library is the bundled sample set
+    libraries/<lib>/cnm_edits/<run>.json hand-corrected CHOP tags (core.cnm_edits.EditLog)
+    chunk_runs/<run>.json                cached chunk runs of these documents
+
+Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt from the above on demand; the
+answer cache also holds prompts about other libraries' text), and never an API key: `Settings` has no field
+for one, and the key lives only in the environment or a browser session's memory.
+
+Import is a merge that never overwrites: what the workspace already holds is kept and reported as skipped;
+only new documents, runs, edits and (when none are saved) settings are added. The zip is checked as a whole by
+`core.safezip` first, and every member is parsed and validated before it is written under a name this module
+builds, never under the member's own name.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.cnm_edits import CnmEdit, EditLog
+from core.datasets import joined
+from core.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.errors import ChunkLensError
+from core.library import Library, valid_doc_id, valid_library_id
+from core.llm.cnm import CNM
+from core.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
+from core.settings import SETTINGS_FILE, Settings, save_settings, settings_path
+from core.workspace import Workspace
+
+FORMAT = "chunklens-archive"
+VERSION = 1
+_RUN = r"[0-9a-f]{32}"
+_LIB = r"[a-z0-9]{6,32}"
+_DOC = r"[A-Za-z0-9._-]{1,80}"
+_MEMBER = re.compile(
+    rf"^(?:(?P<settings>settings\.json)|chunk_runs/(?P<run>{_RUN})\.json"
+    rf"|libraries/(?P<lib>{_LIB})/(?:(?P<order>order\.json)|(?P<dataset>dataset\.json)|texts/(?P<text>{_DOC})\.json"
+    rf"|originals/(?P<original>{_DOC})|cnm_edits/(?P<edits>{_RUN})\.json))$"
+)
+
+
+@dataclass
+class ImportReport:
+    """What an import did, in lines for people."""
+
+    added: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def sample_folder() -> Path:
+    return Path(__file__).resolve().parent.parent / "sample_data" / "qa"
+
+
+# ---------------------------------------------------------------- export
+
+
+def _library_texts(lib: Library) -> dict[str, str]:
+    """Every text a chunk run of this library can be cut from: its documents, joined or not, and the joined
+    stream of the QA set it came from."""
+    docs = lib.documents()
+    texts = {d.doc_id: d.text for d in docs}
+    if len(docs) > 1:
+        texts["stream"] = join_documents(docs, doc_id="stream").text
+    ds = lib.dataset()
+    if ds is not None and ds.documents:
+        stream = joined(ds).documents[0]
+        texts[stream.doc_id] = stream.text
+    return texts
+
+
+def _run_belongs(path: Path, texts: dict[str, str]) -> bool:
+    """A cached run goes into a library's export only when every chunk is a span of that library's text, so an
+    export never carries another library's words."""
+    try:
+        chunks = json.loads(path.read_text(encoding="utf-8"))["chunks"]
+        return bool(chunks) and all(
+            c["doc_id"] in texts and texts[c["doc_id"]][c["start"]:c["end"]] == c["text"] for c in chunks)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _settings_json(settings: Settings) -> str:
+    return json.dumps(settings.model_dump(mode="json", exclude={"workspace"}), indent=2)
+
+
+def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
+    base = f"libraries/{lib.id}"
+    docs = lib.documents()
+    zf.writestr(f"{base}/order.json", json.dumps([d.doc_id for d in docs]))
+    for d in docs:
+        zf.write(lib.texts / f"{d.doc_id}.json", f"{base}/texts/{d.doc_id}.json")
+        for original in sorted(lib.originals.glob(f"{d.doc_id}.*")):
+            if original.stem == d.doc_id and original.suffix in SUPPORTED_SUFFIXES:
+                zf.write(original, f"{base}/originals/{original.name}")
+    folder = lib.dataset_folder()
+    if folder is not None and folder.resolve() == sample_folder().resolve():
+        zf.writestr(f"{base}/dataset.json", json.dumps({"sample": "qa"}))
+    log = EditLog(lib.edits_dir)
+    for key in log.run_keys():
+        zf.write(log.path(key), f"{base}/cnm_edits/{key}.json")
+    return len(docs)
+
+
+def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Sequence[str] | None = None) -> bytes:
+    """The zip of the named libraries (all of the workspace's when None), their chunk runs and edits, and the
+    settings. For one library only the runs cut from its own text are included."""
+    ids = sorted(p.name for p in ws.uploads.iterdir() if valid_library_id(p.name)) if lib_ids is None \
+        else list(lib_ids)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        libraries, texts = {}, {}
+        for lib_id in ids:
+            lib = Library(ws.uploads, lib_id)
+            libraries[lib_id] = _write_library(zf, lib)
+            texts[lib_id] = _library_texts(lib)
+        runs = 0
+        for path in sorted(ws.chunk_runs.glob("*.json")):
+            ours = lib_ids is None or any(_run_belongs(path, t) for t in texts.values())
+            if re.fullmatch(_RUN, path.stem) and ours:
+                zf.write(path, f"chunk_runs/{path.name}")
+                runs += 1
+        if settings is not None:
+            zf.writestr(SETTINGS_FILE, _settings_json(settings))
+        manifest = {"format": FORMAT, "version": VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "libraries": libraries, "chunk_runs": runs, "settings": settings is not None}
+        zf.writestr("manifest.json", json.dumps(manifest, indent=2))
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- import
+
+
+def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
+    try:
+        return json.loads(read_member(zf, info).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ChunkLensError(f"{info.filename}: not valid JSON") from exc
+
+
+def _manifest(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:
+    if "manifest.json" not in members:
+        raise ArchiveError("not a ChunkLens archive (no manifest.json)")
+    try:
+        manifest = _json(zf, members["manifest.json"])
+    except ChunkLensError as exc:
+        raise ArchiveError(str(exc)) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ArchiveError("not a ChunkLens archive (manifest.json names another format)")
+    if manifest.get("version") != VERSION:
+        raise ArchiveError(f"archive format version {str(manifest.get('version'))[:20]} is not one this ChunkLens "
+                           f"reads (version {VERSION})")
+    return manifest
+
+
+def _document(data: Any, doc_id: str) -> Document:
+    if not isinstance(data, dict) or data.get("doc_id") != doc_id or not isinstance(data.get("text"), str):
+        raise ChunkLensError(f"document {doc_id}: not a document record")
+    try:
+        doc = Document(doc_id=doc_id, title=str(data.get("title") or doc_id), text=data["text"],
+                       source=str(data.get("source") or ""),
+                       page_starts=[int(x) for x in data.get("page_starts") or []],
+                       segments=[Segment(**s) for s in data.get("segments") or []],
+                       notes=[str(n) for n in data.get("notes") or []])
+    except (TypeError, ValueError) as exc:
+        raise ChunkLensError(f"document {doc_id}: not a document record") from exc
+    if not doc.text.strip():
+        raise ChunkLensError(f"document {doc_id}: no text")
+    return doc
+
+
+def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
+                    report: ImportReport) -> None:
+    have = {d.doc_id: d for d in lib.documents()}
+    order = _json(zf, parts["order"]["order.json"]) if "order.json" in parts["order"] else list(parts["text"])
+    for doc_id in order if isinstance(order, list) else []:
+        if not isinstance(doc_id, str) or doc_id not in parts["text"] or not valid_doc_id(doc_id):
+            continue
+        try:
+            doc = _document(_json(zf, parts["text"][doc_id]), doc_id)
+        except ChunkLensError as exc:
+            report.skipped.append(f"{exc} (left out)")
+            continue
+        if doc_id in have:
+            same = have[doc_id].text == doc.text
+            report.skipped.append(f"document {doc_id}: already here" + ("" if same else
+                                  " with other text; this library's own was kept"))
+            continue
+        originals = [n for n in parts["original"] if Path(n).stem == doc_id and Path(n).suffix in SUPPORTED_SUFFIXES]
+        original = (originals[0], read_member(zf, parts["original"][originals[0]])) if originals else None
+        if lib.import_document(doc, original):
+            have[doc_id] = doc
+            report.added.append(f"document {doc_id}")
+    if "dataset.json" in parts["dataset"]:
+        marker = _json(zf, parts["dataset"]["dataset.json"])
+        if marker == {"sample": "qa"} and lib.dataset_folder() is None:
+            lib.set_dataset_folder(sample_folder())
+            report.added.append("the sample set's questions")
+    log = EditLog(lib.edits_dir)
+    for key, info in parts["edits"].items():
+        if log.path(key).exists():
+            report.skipped.append(f"CNM edits for run {key[:8]}: this library has its own; kept them")
+            continue
+        try:
+            data = _json(zf, info)
+            batches = [[CnmEdit(**e) for e in batch] for batch in data["batches"]]
+            for batch in batches:
+                for e in batch:
+                    if not isinstance(e.chunk_id, str) or e.continuity not in (None, True, False):
+                        raise TypeError("bad edit")
+                    if e.cnm is not None:
+                        e.cnm = CNM.model_validate(e.cnm).model_dump()
+        except (ChunkLensError, KeyError, TypeError, ValidationError) as exc:
+            report.skipped.append(f"CNM edits for run {key[:8]}: not readable ({str(exc)[:80]})")
+            continue
+        for batch in batches:
+            log.append(key, str(data.get("spec", ""))[:200], batch)
+        report.added.append(f"CNM edits for run {key[:8]}")
+
+
+def _import_runs(zf: zipfile.ZipFile, runs: dict[str, zipfile.ZipInfo], ws: Workspace, report: ImportReport) -> None:
+    for key, info in runs.items():
+        target = ws.chunk_runs / f"{key}.json"
+        if target.exists():
+            report.skipped.append(f"chunk run {key[:8]}: already here")
+            continue
+        try:
+            data = _json(zf, info)
+            if not isinstance(data.get("chunks"), list) or not isinstance(data.get("traces", {}), dict):
+                raise ChunkLensError("not a chunk run")
+        except (ChunkLensError, AttributeError) as exc:
+            report.skipped.append(f"chunk run {key[:8]}: not readable ({str(exc)[:80]})")
+            continue
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(target)
+        report.added.append(f"chunk run {key[:8]}")
+
+
+def _import_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, settings_root: Path,
+                     report: ImportReport) -> None:
+    if settings_path(settings_root).exists():
+        report.skipped.append("settings: this workspace has its own; kept them")
+        return
+    try:
+        data = _json(zf, info)
+        settings = Settings.model_validate({**data, "workspace": str(ws.root)})  # unknown fields are dropped
+    except (ChunkLensError, TypeError, ValidationError):
+        report.skipped.append("settings: not readable (left out)")
+        return
+    save_settings(settings, settings_root)
+    report.added.append("settings")
+
+
+def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings_root: Path | None = None,
+                   limits: ZipLimits | None = None) -> ImportReport:
+    """Merge a ChunkLens archive into the workspace. `into` names the library every archived library's content
+    goes to (the app passes the session's own); None keeps the archive's library ids. Settings are imported
+    only with a `settings_root` and only when none are saved there. Raises ArchiveError, before anything is
+    written, for an archive refused as a whole (unsafe names, sizes, damage, an unknown version)."""
+    zf = open_archive(io.BytesIO(data))
+    with zf:
+        members = checked_members(zf, limits or ZipLimits())
+        _manifest(zf, members)
+        try:
+            damaged = zf.testzip()  # inflates each member in small blocks (sizes are already bounded)
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, zlib.error) as exc:
+            raise ArchiveError(f"the archive is damaged ({str(exc)[:120]})") from exc
+        if damaged is not None:
+            raise ArchiveError(f"member {damaged[:80]!r} is damaged (CRC mismatch); the archive is refused")
+        report = ImportReport()
+        runs: dict[str, zipfile.ZipInfo] = {}
+        libs: dict[str, dict[str, dict[str, zipfile.ZipInfo]]] = {}
+        settings_info = None
+        for name, info in members.items():
+            m = _MEMBER.match(name)
+            if name == "manifest.json":
+                continue
+            if m is None:
+                report.skipped.append(f"{name[:80]}: not part of a ChunkLens archive (left out)")
+            elif m["settings"]:
+                settings_info = info
+            elif m["run"]:
+                runs[m["run"]] = info
+            else:
+                kind = next(k for k in ("order", "dataset", "text", "original", "edits") if m[k])
+                group = libs.setdefault(m["lib"], {k: {} for k in ("order", "dataset", "text", "original", "edits")})
+                group[kind][m[kind]] = info
+        try:
+            for lib_id, parts in libs.items():
+                _import_library(zf, parts, Library(ws.uploads, into or lib_id), report)
+            _import_runs(zf, runs, ws, report)
+            if settings_info is not None and settings_root is not None:
+                _import_settings(zf, settings_info, ws, settings_root, report)
+        except ArchiveError:
+            raise
+        except (ChunkLensError, OSError) as exc:
+            report.skipped.append(f"import stopped: {str(exc)[:120]}")
+    return report

@@ -1,0 +1,127 @@
+"""Document text and file names are shown as text wherever the app draws them, and XSRF protection stays on.
+
+The app is the real one (AppTest): a manual with script and img tags, uploaded under a file name that is itself
+markup, chunked (coloured spans, CNM badges) and queried (hits with gold marks and prefixes). Every HTML body
+the app sends, and every Markdown body allowed to carry HTML, must hold the escaped text and no live tag."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import urllib.error
+import urllib.request
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.chroma_server import free_port, wait_for_http
+from tests.conftest import ROOT
+from tests.test_app import click
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(document.cookie)">'
+MANUAL = f"# Breeze 200 fan manual\n\nClean the blades monthly. {SCRIPT} Then {IMG} dry them.\n\n" \
+         "Replace the filter of the Breeze 200 every year.\n"
+NAME = "<img src=x onerror=alert(2)>.md"
+LIVE_TAG = re.compile(r"<\s*(script|img|iframe|svg)\b", re.IGNORECASE)
+
+
+def html_bodies(at: AppTest) -> list[str]:
+    bodies = [h.proto.body for h in at.get("html")]
+    return bodies + [m.value for m in at.markdown if m.proto.allow_html]
+
+
+def test_markup_in_documents_and_names_is_shown_as_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = ["paragraph", "chop"]
+    at.run().switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([(NAME, MANUAL.encode(), "text/markdown")]).run()
+    at = click(at, "Add uploaded files")
+    assert not at.error and "img-src-x-onerror-alert-2" in at.success[0].value
+    assert list(at.dataframe[0].value["title"]) == ["<img src=x onerror=alert(2)>"]  # a table cell: plain text
+
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    assert not at.exception and not at.error
+    bodies = html_bodies(at)
+    joined = " ".join(bodies)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in joined
+    assert "&lt;img src=x onerror=&quot;alert(document.cookie)&quot;&gt;" in joined
+    assert not [b for b in bodies if LIVE_TAG.search(b)]
+
+    at.switch_page("pages/query.py").run()
+    [question] = [t for t in at.text_input if t.label == "Question"]
+    question.input(f"How do I clean the blades? {IMG}").run()
+    at = click(at, "Ask every chunker")
+    assert not at.exception
+    bodies = html_bodies(at)
+    assert any("&lt;img src=x onerror=" in b for b in bodies)  # hits show the escaped text
+    assert not [b for b in bodies if LIVE_TAG.search(b)]
+
+
+def test_no_page_lets_markdown_carry_html():
+    """st.html bodies are built by components.html (escaped); Markdown never gets unsafe_allow_html."""
+    sources = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "components").glob("*.py"))]
+    assert [p.name for p in sources if "unsafe_allow_html" in p.read_text()] == []
+
+
+def test_a_file_name_cannot_inject_markdown(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/documents.py").run()
+    name = "![pixel](https:tracker.example.com?id=1) [click](javascript:alert(1)) $x$.txt"
+    at.file_uploader(key="uploader").set_value([(name, b"", "text/plain")]).run()  # empty: an error line
+    at = click(at, "Add uploaded files")
+    [error] = at.error
+    assert "\\!\\[pixel\\]\\(https\\:tracker" in error.value and "\\[click\\]\\(javascript\\:" in error.value
+    assert "\\$x\\$" in error.value and "](" not in error.value
+
+
+def test_xsrf_protection_is_not_turned_off():
+    """Streamlit's XSRF protection is on unless config turns it off; ours says so explicitly, and does not ask
+    for enableCORS = false (which is incompatible with XSRF protection)."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    server = config.get("server", {})
+    assert server.get("enableXsrfProtection") is True
+    assert server.get("enableCORS", True) is True
+
+
+def _put_upload(base: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    body = b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello\r\n--b--\r\n'
+    req = urllib.request.Request(f"{base}/_stcore/upload_file/some-session/some-file", data=body, method="PUT",
+                                 headers={"Content-Type": "multipart/form-data; boundary=b", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+@pytest.mark.slow
+def test_the_running_server_refuses_an_upload_without_the_xsrf_token(tmp_path):
+    """The app as scripts/run-app.sh starts it (from the project folder, so .streamlit/config.toml applies)."""
+    port = free_port()
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(tmp_path / "ws"), "HF_HUB_OFFLINE": "1"}
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(f"{base}/_stcore/health", proc, 60, "streamlit")
+        assert _put_upload(base, {}) == (403, b"XSRF token missing or invalid")
+        forged = {"X-Xsrftoken": "abc124", "Cookie": "_streamlit_xsrf=abc123"}  # a token that is not the cookie's
+        assert _put_upload(base, forged)[0] == 403
+        # the same request with a matching pair passes the XSRF check (and fails later: no such session), so the
+        # 403s above are the XSRF check's
+        status, body = _put_upload(base, {"X-Xsrftoken": "abc123", "Cookie": "_streamlit_xsrf=abc123"})
+        assert status == 400 and b"session" in body.lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()

@@ -1,0 +1,147 @@
+"""A key typed into the app goes to the LLM server's Authorization header and nowhere else.
+
+A distinctive fake key is typed into the real app's password field (AppTest) with the OpenAI-compatible backend
+pointed at a real HTTP server on loopback. The server records what it is sent and answers 401 with the key
+echoed in its error body (as careless servers do), so the key reaches code that could leak it. Then the key
+must be absent from the workspace (every file, SQLite caches and their WAL files included), from the exported
+zip, from everything the app rendered except the password field, from logs and stderr (at DEBUG), and from
+error messages, tracebacks and reprs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import secrets
+import threading
+import traceback
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+from tests.test_app import click
+
+CANARY = f"sk-test-CANARY-{secrets.token_hex(8)}"
+KEY_LABEL = "API key (this session only)"
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint that refuses every key, echoing it back in the error body."""
+
+    seen: list[tuple[str, dict[str, str], bytes]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+        auth = self.headers.get("Authorization", "")
+        reply = json.dumps({"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error",
+                                      "code": "invalid_api_key"}}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture()
+def llm_server() -> Iterator[str]:
+    Recorder.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def rendered(node) -> Iterator[bytes]:
+    """Every element the app drew, as its serialized message, except the password field (whose value is the
+    key by design)."""
+    children = getattr(node, "children", None)
+    if children is not None:
+        for child in children.values():
+            yield from rendered(child)
+        return
+    if getattr(node, "label", None) == KEY_LABEL:
+        return
+    proto = getattr(node, "proto", None)
+    if proto is not None:
+        yield proto.SerializeToString()
+    with contextlib.suppress(AttributeError, KeyError):  # no value, or a widget with no state in this run
+        yield repr(node.value).encode()
+
+
+def everything_under(root) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_typed_key_reaches_only_the_authorization_header(tmp_path, monkeypatch, capfd, caplog, llm_server):
+    caplog.set_level(logging.DEBUG)
+    ws = tmp_path / "ws"
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(ws))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = ["chop"]
+    at.run()
+    [backend] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    backend.select("openai")
+    for label, value in (("LLM model", "canary-model"), ("LLM base URL", llm_server), (KEY_LABEL, CANARY)):
+        [field] = [t for t in at.text_input if t.label == label]
+        field.input(value)
+    at = click(at, "Save settings")
+    assert at.session_state["api_key"] == CANARY and "(key set)" in at.sidebar.caption[0].value
+    seen = rendered(at._tree)
+
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([("fan.md", b"# Breeze 200 fan\n\nClean the blades monthly.",
+                                                 "text/markdown")]).run()
+    at = click(at, "Add uploaded files")
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    errors = [e.value for e in at.error]
+    assert errors and errors[0].startswith("chop: ") and "HTTP 401" in errors[0]
+    seen = [*seen, *rendered(at._tree)]
+    at.switch_page("pages/documents.py").run()
+    at = click(at, "Prepare export")
+    _, export = at.session_state["library_export"]
+    seen = [*seen, *rendered(at._tree)]
+
+    # the key did reach the server, in the Authorization header only
+    assert Recorder.seen and all(h.get("authorization") == f"Bearer {CANARY}" for _, h, _ in Recorder.seen)
+    assert all(CANARY.encode() not in body for _, _, body in Recorder.seen)  # never in a prompt
+    assert all(CANARY not in json.dumps({k: v for k, v in h.items() if k != "authorization"})
+               for _, h, _ in Recorder.seen)
+
+    key = CANARY.encode()
+    assert [name for name, data in everything_under(ws).items() if key in data] == []
+    assert any(name.endswith(".sqlite") for name in everything_under(ws))  # the caches were there to check
+    assert key not in export
+    assert [s for s in seen if key in s] == []
+    out, err = capfd.readouterr()
+    assert CANARY not in out and CANARY not in err
+    assert CANARY not in caplog.text and not any(CANARY in str(r.args) for r in caplog.records)
+
+
+def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
+    from core.llm.base import ChatRequest, LLMError
+    from core.settings import Settings
+    from core.workbench import build_services
+
+    services = build_services(Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m",
+                                       llm_base_url=llm_server), CANARY)
+    backend = services.llm.client.backend
+    assert backend.client.api_key == CANARY  # the key is there to be used...
+    for shown in (repr(services), repr(services.llm), repr(services.chat), repr(backend), str(services.settings)):
+        assert CANARY not in shown  # ...and shown nowhere
+    with pytest.raises(LLMError) as caught:
+        backend.chat(ChatRequest("Which model is this?"))
+    assert str(caught.value) == f"m via {llm_server}: HTTP 401"
+    assert CANARY not in "".join(traceback.format_exception(caught.value))  # the echoed body is not chained
+    [result] = services.llm.extract(["Breeze 200 fan manual"])
+    assert result.failed and CANARY not in f"{result.error} {result.raw} {result!r}"
