@@ -141,7 +141,9 @@ def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
         assert CANARY not in shown  # ...and shown nowhere
     with pytest.raises(LLMError) as caught:
         backend.chat(ChatRequest("Which model is this?"))
-    assert str(caught.value) == f"m via {llm_server}: HTTP 401"
+    message = str(caught.value)
+    assert message.startswith(f"m via {llm_server}: HTTP 401 (") and "check the model name" in message
+    assert CANARY not in message and "***" in message  # the server's echo of the key is redacted
     assert CANARY not in "".join(traceback.format_exception(caught.value))  # the echoed body is not chained
     [result] = services.llm.extract(["Breeze 200 fan manual"])
     assert result.failed and CANARY not in f"{result.error} {result.raw} {result!r}"
