@@ -7,7 +7,6 @@ unpack them once into a cache folder under the name tiktoken looks for (sha1 of 
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import os
@@ -79,8 +78,10 @@ def _token_byte_lengths(encoding: str) -> np.ndarray:
     enc = get_encoding(encoding)
     lengths = np.zeros(enc.max_token_value + 1, dtype=np.int64)
     for token in range(enc.max_token_value + 1):
-        with contextlib.suppress(KeyError):
+        try:
             lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # an unused id between the ordinary and the special tokens
+            continue
     return lengths
 
 

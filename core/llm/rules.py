@@ -14,6 +14,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -96,8 +97,16 @@ def model_candidates(text: str) -> Counter[str]:
 
 
 def _keyword_counts(text: str, words: Sequence[str]) -> Counter[str]:
+    """How often each word (or its plural) occurs as a whole word. Only words found as a substring are looked
+    for with a regex: a window holds few of the lexicon's words, and a regex scan per word was the rule
+    backend's whole cost."""
     low = text.lower()
-    return Counter({w: n for w in words if (n := len(re.findall(rf"\b{re.escape(w)}s?\b", low)))})
+    return Counter({w: n for w in words if w in low and (n := len(_word_pattern(w).findall(low)))})
+
+
+@lru_cache(maxsize=1024)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(word)}s?\b")
 
 
 def category_scores(text: str) -> Counter[str]:
