@@ -20,7 +20,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.errors import ConfigError, EmbeddingError
 from core.storage import open_cache
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
@@ -129,8 +129,17 @@ class OpenAIEmbedder:
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         rows: list[list[float]] = []
+        import openai
+
+        from core.llm.openai_backend import explain_openai_error
+
         for i, batch in _batches(texts, self.batch_size):
-            resp = self.client.embeddings.create(model=self.model_name, input=list(batch))
+            try:
+                resp = self.client.embeddings.create(model=self.model_name, input=list(batch))
+            except openai.APIError as exc:  # not chained: a server's error body may quote the key
+                where = self.key.split(":", 1)[1]
+                raise EmbeddingError(f"embeddings from {where}: {explain_openai_error(exc, self.client, 'timeout')}; "
+                                     "texts embedded before this batch are kept in the cache") from None
             rows.extend(d.embedding for d in sorted(resp.data, key=lambda d: d.index))
             if progress:
                 progress(min(i + len(batch), len(texts)), len(texts))

@@ -20,3 +20,7 @@ class ConfigError(ChunkLensError):
 
 class StoreError(ChunkLensError):
     """The vector store failed while in use: a Chroma server that is down, restarted or refusing requests."""
+
+
+class EmbeddingError(ChunkLensError):
+    """An embedding server that could not answer (down, refusing, rate limiting) after its retries."""

@@ -338,3 +338,19 @@ def test_bench_killed_twice_resumes_from_cached_answers_and_vectors(steps, tmp_p
     assert 0 < computed < n and result["cached"] == {"chunks": True, "collection": False}
     # the cache holds what the killed runs saved, what the last run computed and the questions, nothing twice
     assert kept_vectors + computed <= rows(vectors, "vectors") <= kept_vectors + computed + report["n_questions"]
+
+
+def test_openai_embeddings_from_a_server_without_them_or_down_are_clear_errors(faults, tmp_path):
+    """The OpenAI embedder's failures are one line too: a chat-only server (HTTP 404 on /v1/embeddings) and a
+    port nobody listens on; the vectors of earlier batches stay in the cache."""
+    from core.embeddings import CachedEmbedder, EmbeddingCache, OpenAIEmbedder
+    from core.errors import EmbeddingError
+
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    chat_only = CachedEmbedder(OpenAIEmbedder("e", base_url=faults.base_url, timeout=5), cache)
+    with pytest.raises(EmbeddingError, match=r"embeddings from .*: HTTP 404 .*check the model name, base URL"):
+        chat_only.embed(["the filter", "the remote"])
+    down = OpenAIEmbedder("e", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    down.client = down.client.with_options(max_retries=0)
+    with pytest.raises(EmbeddingError, match="cannot connect, or the server dropped the connection"):
+        down.embed(["the filter"])

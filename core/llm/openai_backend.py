@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from core.errors import ConfigError
 from core.llm.base import ChatAnswer, ChatRequest, LLMError
@@ -78,25 +79,31 @@ class OpenAICompatibleChat:
                           getattr(usage, "completion_tokens", 0) or 0, time.perf_counter() - started)
 
     def _explain(self, exc: Exception) -> str:
-        """One line a user can act on, for each way the openai client gives up (after its own retries)."""
-        openai = self._openai
-        tries = f"{self.max_retries} retries"
-        if isinstance(exc, openai.APITimeoutError):
-            return f"no answer within {self.timeout:g} s ({tries}); check the server or raise the LLM timeout"
-        if isinstance(exc, openai.APIConnectionError):
-            return (f"cannot connect, or the server dropped the connection ({tries}); check that it is running "
-                    f"at {self.client.base_url}")
-        if isinstance(exc, openai.APIStatusError):
-            code = exc.status_code
-            if code == 429:
-                return f"rate limited (HTTP 429, {tries}); wait a minute and rerun, or lower the concurrency"
-            if code >= 500:
-                return f"server error (HTTP {code}, {tries}); see the server's log, then rerun"
-            said = _first_line(exc.message)
-            if self.client.api_key:
-                said = said.replace(self.client.api_key, "***")
-            return f"HTTP {code} ({said}); check the model name, base URL and API key"
-        return f"{exc.__class__.__name__}: {_first_line(str(exc))}"
+        return explain_openai_error(exc, self.client, "LLM timeout")
+
+
+def explain_openai_error(exc: Exception, client: Any, timeout_setting: str) -> str:
+    """One line a user can act on, for each way the openai client gives up (after its own retries); the key is
+    redacted from anything the server said. Shared by the chat backend and the OpenAI embedder."""
+    import openai
+
+    tries = f"{client.max_retries} retries"
+    if isinstance(exc, openai.APITimeoutError):
+        return f"no answer within {client.timeout:g} s ({tries}); check the server or raise the {timeout_setting}"
+    if isinstance(exc, openai.APIConnectionError):
+        return (f"cannot connect, or the server dropped the connection ({tries}); check that it is running "
+                f"at {client.base_url}")
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        if code == 429:
+            return f"rate limited (HTTP 429, {tries}); wait a minute and rerun, or lower the concurrency"
+        if code >= 500:
+            return f"server error (HTTP {code}, {tries}); see the server's log, then rerun"
+        said = _first_line(exc.message)
+        if client.api_key:
+            said = said.replace(client.api_key, "***")
+        return f"HTTP {code} ({said}); check the model name, base URL and API key"
+    return f"{exc.__class__.__name__}: {_first_line(str(exc))}"
 
 
 _NOT_A_CHAT_API = "check that the base URL points at an OpenAI-compatible /v1 API"
