@@ -1,0 +1,509 @@
+"""Load: N concurrent browser sessions asking the real app questions on loopback; latency, errors and memory.
+
+    python -m bench.load [--sessions 1,5,20] [--queries 3] [--seconds 90] [--docs 7] [--workspace DIR] [--out OUT]
+
+What runs, in order:
+1. Prepare (in a child process, not timed against the app): the sample set (its first --docs manuals and their
+   questions) is put in one library of a throwaway workspace and run through the 8 default chunkers with `core`,
+   exactly as the app's Chunk & compare page would, so every chunk run, vector and Chroma collection is cached and
+   each session's own "Run chunkers" is a cache hit. With --workspace DIR a later run reuses that work.
+2. The real app: `streamlit run app.py`, headless, on a free loopback port, CHUNKLENS_WORKSPACE set to the
+   workspace. A thread samples the RSS of the app process (and any children) every 100 ms.
+3. For each N in --sessions: one Debian chromium, N browser contexts (one Streamlit session each, all at once).
+   Each session opens the app on the prepared library (`/?lib=`), goes to Chunk & compare, presses "Run chunkers"
+   (cached) and goes to the Query page: that is its set-up, timed apart. When every session is set up, each one asks up to
+   --queries questions in turn (a different QA-set question each time, picked in the select box) until --seconds
+   have passed for this N. A query's latency runs from the click on "Ask every chunker" until the script run has
+   ended and every chunker's result header shows a new timing. An error is a query (or set-up) that timed out
+   (--timeout), raised in Playwright, or left a Streamlit exception or error box on the page.
+
+Percentiles are nearest-rank over every query of that N. Sessions share one library (same documents, so the same
+caches): they differ in Streamlit session, not in data. The browser runs on the same machine as the app, so on a
+small machine the figures include the browser's own CPU use; that is part of what is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import multiprocessing
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from core.errors import ChunkLensError
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+LIB_ID = "loadbench01"
+RSS_INTERVAL = 0.1
+#: error elements Streamlit draws: an uncaught exception, and st.error boxes
+ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+#: true once the script run has ended and every chunker's "**spec** · N ms" header is there and differs from `before`
+RESULTS_READY_JS = """([specs, before]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  const heads = headers(specs);
+  return heads.every(h => h !== null) && heads.join('|') !== before;
+}"""
+HEADERS_JS = """function headers(specs) {
+  const texts = Array.from(document.querySelectorAll('[data-testid="stMarkdownContainer"]'),
+                           e => e.innerText.trim());
+  return specs.map(s => texts.find(t => t.startsWith(s + ' · ')) ?? null);
+}"""
+
+
+# --- preparing the workspace (child process) ----------------------------------------------------------------------
+
+
+def data_folder(workspace: Path, docs: int) -> Path:
+    """The sample set, or a qa-spans copy of its first `docs` manuals with only their questions, in the workspace."""
+    from core.workbench import sample_folder
+
+    source = sample_folder()
+    lines = (source / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    if docs >= len(lines):
+        return source
+    folder = workspace / "bench-data" / f"sample-{docs}"
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = [json.loads(line) for line in lines[:docs]]
+    ids = {d["doc_id"] for d in kept}
+    questions = [line for line in (source / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+                 if line.strip() and all(r["doc_id"] in ids for r in json.loads(line)["references"])]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in kept), encoding="utf-8")
+    (folder / "questions.jsonl").write_text("".join(q + "\n" for q in questions), encoding="utf-8")
+    return folder
+
+
+def prepare(workspace: str, docs: int, queue: Any) -> None:
+    """Load the set into library LIB_ID and run every default chunker, as the app would; report counts."""
+    os.environ["CHUNKLENS_WORKSPACE"] = workspace
+    from core.library import Library
+    from core.settings import load_settings
+    from core.workbench import DEFAULT_SPECS, build_services, make_corpus, run_chunkers
+    from core.workspace import Workspace
+
+    try:
+        ws = Workspace.open(workspace)
+        lib = Library(ws.uploads, LIB_ID)
+        lib.load_dataset(data_folder(ws.root, docs))
+        corpus = make_corpus(lib.documents(), lib.dataset(), join=False)
+        services = build_services(load_settings())
+        results = run_chunkers(services, corpus, DEFAULT_SPECS)
+        failed = {s: r.error for s, r in results.items() if not r.ok}
+        queue.put({"documents": len(corpus.documents), "chars": sum(len(d.text) for d in corpus.documents),
+                   "questions": len(corpus.questions), "specs": list(results), "failed": failed})
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the run
+        queue.put({"error": f"{type(exc).__name__}: {exc}"})
+
+
+def prepare_workspace(workspace: Path, docs: int) -> tuple[dict[str, Any], float]:
+    """Run `prepare` in a spawned process, so the driver never loads torch; returns its report and seconds."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    t0 = time.perf_counter()
+    proc = ctx.Process(target=prepare, args=(str(workspace), docs, queue))
+    proc.start()
+    try:
+        report = queue.get(timeout=1800)
+    finally:
+        proc.join(timeout=60)
+    if "error" in report:
+        raise ChunkLensError(f"preparing the workspace failed: {report['error']}")
+    if report["failed"]:
+        raise ChunkLensError(f"chunkers failed while preparing: {report['failed']}")
+    return report, time.perf_counter() - t0
+
+
+# --- the app ------------------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RssSampler:
+    """Peak RSS of a process tree (the app and anything it starts), sampled in a thread; `mark()` starts a new
+    window whose peak `window_peak` reports, while `peak` keeps the whole run's."""
+
+    def __init__(self, pid: int, interval: float = RSS_INTERVAL) -> None:
+        self.proc = psutil.Process(pid)
+        self.interval = interval
+        self.peak = self.window_peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def rss(self) -> int:
+        total = 0
+        with contextlib.suppress(psutil.Error):
+            for p in [self.proc, *self.proc.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    total += p.memory_info().rss
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            now = self.rss()
+            self.peak = max(self.peak, now)
+            self.window_peak = max(self.window_peak, now)
+
+    def start(self) -> RssSampler:
+        self.peak = self.window_peak = self.rss()
+        self._thread.start()
+        return self
+
+    def mark(self) -> None:
+        self.window_peak = self.rss()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@contextlib.contextmanager
+def running_app(workspace: Path, port: int, timeout: float = 120.0):
+    """`streamlit run app.py` on loopback with CHUNKLENS_WORKSPACE=workspace; yields (process, url, start seconds)."""
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace), "HF_HUB_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    log_path = workspace / "streamlit-load.log"
+    log = log_path.open("w")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise ChunkLensError(f"streamlit did not start (see {log_path})") from None
+                time.sleep(0.2)
+        yield proc, url, time.perf_counter() - t0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+# --- sessions -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionResult:
+    index: int
+    setup_seconds: float | None = None
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Level:
+    sessions: int
+    queries: int = 0
+    errors: int = 0
+    p50_s: float | None = None
+    p95_s: float | None = None
+    max_s: float | None = None
+    mean_s: float | None = None
+    setup_p50_s: float | None = None
+    setup_max_s: float | None = None
+    wall_s: float = 0.0
+    queries_per_s: float | None = None
+    app_peak_rss_mb: float = 0.0
+    error_messages: list[str] = field(default_factory=list)
+
+
+def percentile(values: Sequence[float], pct: float) -> float | None:
+    """Nearest-rank percentile (pct in 0..100) of `values`; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
+
+
+async def _page_errors(page: Any) -> str | None:
+    found = page.locator(ERROR_SELECTOR)
+    if await found.count():
+        return "error shown on the page: " + (await found.first.inner_text())[:200].replace("\n", " ")
+    return None
+
+
+async def _wait_idle(page: Any, timeout_ms: float) -> None:
+    await page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') "
+        "=== 'notRunning'", timeout=timeout_ms, polling=50)
+
+
+async def _nav(page: Any, title: str, timeout_ms: float) -> None:
+    await page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click(timeout=timeout_ms)
+    await page.get_by_role("heading", name=title).first.wait_for(timeout=timeout_ms)
+
+
+async def set_up(page: Any, url: str, n_specs: int, timeout_ms: float) -> None:
+    """Open the prepared library's Chunk & compare page, run the (cached) chunkers, go to Query."""
+    await page.goto(f"{url}/?lib={LIB_ID}", timeout=timeout_ms)
+    await page.get_by_role("heading", name="ChunkLens").wait_for(timeout=timeout_ms)
+    await _nav(page, "Chunk & compare", timeout_ms)
+    await page.get_by_role("button", name="Run chunkers").click(timeout=timeout_ms)
+    await page.get_by_text(f"Ran {n_specs} chunker(s)").wait_for(timeout=timeout_ms)
+    await _nav(page, "Query", timeout_ms)
+    await page.get_by_role("button", name="Ask every chunker").wait_for(timeout=timeout_ms)
+    await _wait_idle(page, timeout_ms)
+
+
+async def ask(page: Any, option: int, specs: Sequence[str], timeout_ms: float) -> float:
+    """Pick QA-set question `option` (1-based; not timed), then time "Ask every chunker" until every result shows."""
+    await page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click(timeout=timeout_ms)
+    await page.get_by_role("option").nth(option).click(timeout=timeout_ms)
+    await _wait_idle(page, timeout_ms)
+    before = await page.evaluate(f"(specs) => {{ {HEADERS_JS}; return headers(specs).join('|'); }}", list(specs))
+    button = page.get_by_role("button", name="Ask every chunker")
+    await button.wait_for(timeout=timeout_ms)
+    t0 = time.perf_counter()
+    await button.click(timeout=timeout_ms)
+    await page.wait_for_function(_ready_expression(specs, before), timeout=timeout_ms, polling=50)
+    return time.perf_counter() - t0
+
+
+def _ready_expression(specs: Sequence[str], before: str) -> str:
+    args = json.dumps([list(specs), before])
+    return f"(() => {{ {HEADERS_JS}; return ({RESULTS_READY_JS})({args}); }})()"
+
+
+async def run_session(browser: Any, url: str, index: int, specs: Sequence[str], n_questions: int, queries: int,
+                      deadline: list[float], all_ready: asyncio.Event, ready_count: list[int], n_sessions: int,
+                      timeout_ms: float) -> SessionResult:
+    result = SessionResult(index)
+    context = await browser.new_context(viewport={"width": 1500, "height": 1100})
+    page = await context.new_page()
+    try:
+        t0 = time.perf_counter()
+        try:
+            await set_up(page, url, len(specs), timeout_ms)
+            result.setup_seconds = time.perf_counter() - t0
+            if err := await _page_errors(page):
+                result.errors.append(f"set-up: {err}")
+        except Exception as exc:  # noqa: BLE001 - a timeout or a Playwright error is a counted error
+            result.errors.append(f"set-up: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        ready_count[0] += 1
+        if ready_count[0] == n_sessions:
+            all_ready.set()
+        await all_ready.wait()
+        if result.setup_seconds is None:
+            return result
+        for q in range(queries):
+            if time.perf_counter() >= deadline[0]:
+                break
+            option = 1 + (index * 7 + q * 3) % max(1, n_questions)
+            try:
+                result.latencies.append(await ask(page, option, specs, timeout_ms))
+                if err := await _page_errors(page):
+                    result.errors.append(err)
+            except Exception as exc:  # noqa: BLE001
+                result.errors.append(f"query: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+                with contextlib.suppress(Exception):
+                    await _wait_idle(page, timeout_ms)
+    finally:
+        with contextlib.suppress(Exception):
+            await context.close()
+    return result
+
+
+async def run_level(browser: Any, url: str, n: int, specs: Sequence[str], n_questions: int, queries: int,
+                    seconds: float, timeout_ms: float) -> tuple[list[SessionResult], float]:
+    """N sessions at once; the --seconds budget for queries starts when all are set up."""
+    all_ready = asyncio.Event()
+    deadline = [math.inf]
+    ready_count = [0]
+
+    async def start_clock() -> None:
+        await all_ready.wait()
+        deadline[0] = time.perf_counter() + seconds
+
+    clock = asyncio.create_task(start_clock())
+    t0 = time.perf_counter()
+    results = await asyncio.gather(*(run_session(browser, url, i, specs, n_questions, queries, deadline, all_ready,
+                                                 ready_count, n, timeout_ms) for i in range(n)))
+    clock.cancel()
+    return list(results), time.perf_counter() - t0
+
+
+def summarise(n: int, results: Sequence[SessionResult], wall: float, peak_rss: int) -> Level:
+    latencies = [x for r in results for x in r.latencies]
+    setups = [r.setup_seconds for r in results if r.setup_seconds is not None]
+    messages = [m for r in results for m in r.errors]
+    level = Level(n, queries=len(latencies) + sum(1 for m in messages if m.startswith("query:")),
+                  errors=len(messages), p50_s=percentile(latencies, 50), p95_s=percentile(latencies, 95),
+                  max_s=max(latencies) if latencies else None,
+                  mean_s=sum(latencies) / len(latencies) if latencies else None,
+                  setup_p50_s=percentile(setups, 50), setup_max_s=max(setups) if setups else None,
+                  wall_s=wall, app_peak_rss_mb=peak_rss / 2**20, error_messages=messages[:20])
+    return level
+
+
+async def drive(url: str, levels: Sequence[int], specs: Sequence[str], n_questions: int, queries: int, seconds: float,
+                timeout_ms: float, sampler: RssSampler) -> list[Level]:
+    from playwright.async_api import async_playwright
+
+    out = []
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for n in levels:
+                sampler.mark()
+                results, wall = await run_level(browser, url, n, specs, n_questions, queries, seconds, timeout_ms)
+                level = summarise(n, results, wall, sampler.window_peak)
+                out.append(level)
+                print(f"N={n}: {level.queries} queries, {level.errors} errors, p50 {_fmt(level.p50_s)} s, p95 "
+                      f"{_fmt(level.p95_s)} s, set-up max {_fmt(level.setup_max_s)} s, {wall:.1f} s wall",
+                      file=sys.stderr, flush=True)
+        finally:
+            await browser.close()
+    return out
+
+
+# --- output -------------------------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
+    return "" if value is None else pattern.format(value)
+
+
+def render_table(levels: Sequence[Level]) -> str:
+    header = ["N", "queries", "errors", "p50 s", "p95 s", "max s", "queries/s", "set-up p50 / max s",
+              "app peak RSS MB"]
+    rows = [[str(lv.sessions), str(lv.queries), str(lv.errors), _fmt(lv.p50_s), _fmt(lv.p95_s), _fmt(lv.max_s),
+             _fmt(lv.queries_per_s), f"{_fmt(lv.setup_p50_s, '{:.1f}')} / {_fmt(lv.setup_max_s, '{:.1f}')}",
+             f"{lv.app_peak_rss_mb:,.0f}"] for lv in levels]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    return {"cpu_count": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1), "python": platform.python_version(),
+            "platform": platform.platform()}
+
+
+# --- entry point --------------------------------------------------------------------------------------------------
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sessions wants numbers separated by commas, not '{text}'") from None
+    if not levels or min(levels) < 1:
+        raise argparse.ArgumentTypeError("--sessions wants at least one number, each at least 1")
+    return levels
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=_levels, default=[1, 5, 20], metavar="N,N,...",
+                        help="concurrent browser sessions, one level after the other (default 1,5,20)")
+    parser.add_argument("--queries", type=int, default=3, help="questions each session asks per level (default 3)")
+    parser.add_argument("--seconds", type=float, default=90.0,
+                        help="per level, no session starts a new question after this many seconds from the moment "
+                             "all are set up (default 90)")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds one set-up step or one question may take before it counts as an error")
+    parser.add_argument("--docs", type=int, default=7, help="the sample set's first DOCS manuals (default all 7)")
+    parser.add_argument("--workspace", type=Path, default=None,
+                        help="workspace folder to prepare and keep (default: a throwaway one); a second run on the "
+                             "same folder skips the cold chunking")
+    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = build_parser().parse_args(argv)
+    if args.queries < 1 or args.seconds <= 0 or args.timeout <= 0 or args.docs < 1:
+        raise ChunkLensError("--queries and --docs must be at least 1, --seconds and --timeout above 0")
+    if not Path(CHROMIUM).exists():
+        raise ChunkLensError(f"chromium is not at {CHROMIUM} (scripts/setup.sh --test installs it)")
+    from core.workbench import DEFAULT_SPECS
+
+    host = machine()
+    with contextlib.ExitStack() as stack:
+        if args.workspace is None:
+            workspace = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="chunklens-load-")))
+        else:
+            workspace = args.workspace.resolve()
+            workspace.mkdir(parents=True, exist_ok=True)
+        print(f"preparing {workspace} (sample set, first {args.docs} manual(s), {len(DEFAULT_SPECS)} chunkers)…",
+              file=sys.stderr, flush=True)
+        prepared, prep_seconds = prepare_workspace(workspace, args.docs)
+        print(f"prepared in {prep_seconds:.1f} s; starting the app", file=sys.stderr, flush=True)
+        proc, url, start_seconds = stack.enter_context(running_app(workspace, free_port()))
+        sampler = RssSampler(proc.pid).start()
+        rss_idle = sampler.rss()
+        try:
+            levels = asyncio.run(drive(url, args.sessions, prepared["specs"], prepared["questions"], args.queries,
+                                       args.seconds, args.timeout * 1000, sampler))
+        finally:
+            sampler.stop()
+    for lv in levels:
+        lv.queries_per_s = lv.queries / lv.wall_s if lv.wall_s and lv.queries else None
+    report = {
+        "machine": host,
+        "options": {"sessions": args.sessions, "queries": args.queries, "seconds": args.seconds,
+                    "timeout": args.timeout, "docs": args.docs},
+        "prepared": {**prepared, "seconds": prep_seconds},
+        "app": {"start_seconds": start_seconds, "rss_idle_mb": rss_idle / 2**20, "peak_rss_mb": sampler.peak / 2**20},
+        "levels": [asdict(lv) for lv in levels],
+    }
+    print(f"load: {prepared['documents']} manual(s), {prepared['chars']:,} chars, {len(prepared['specs'])} chunkers, "
+          f"{prepared['questions']} questions; up to {args.queries} question(s) per session within {args.seconds:g} s "
+          f"per level; machine: {host['cpu_count']} CPUs, load {host['load_average_at_start']}")
+    print(f"app: started in {start_seconds:.1f} s, RSS {rss_idle / 2**20:,.0f} MB idle, peak "
+          f"{sampler.peak / 2**20:,.0f} MB")
+    print(render_table(levels))
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def cli() -> int:
+    try:
+        main()
+    except ChunkLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())
