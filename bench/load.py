@@ -1,25 +1,30 @@
 """Load: N concurrent browser sessions asking the real app questions on loopback; latency, errors and memory.
 
-    python -m bench.load [--sessions 1,5,20] [--queries 3] [--seconds 90] [--docs 7] [--workspace DIR] [--out OUT]
+    python -m bench.load [--sessions 1,5,20] [--queries 3] [--seconds 90] [--timeout 120] [--docs 7] [--chars N]
+                         [--workspace DIR] [--out OUT]
 
 What runs, in order:
-1. Prepare (in a child process, not timed against the app): the sample set (its first --docs manuals and their
-   questions) is put in one library of a throwaway workspace and run through the 8 default chunkers with `core`,
-   exactly as the app's Chunk & compare page would, so every chunk run, vector and Chroma collection is cached and
-   each session's own "Run chunkers" is a cache hit. With --workspace DIR a later run reuses that work.
+1. Prepare (in a child process, untimed against the app): the sample set (its first --docs manuals, each cut to
+   --chars characters if given, and the questions whose gold spans are still whole) is put in one library of a
+   throwaway workspace and run through the 8 default chunkers with `core`, exactly as the app's Chunk & compare page
+   would, so every chunk run, vector and Chroma collection is cached and each session's own "Run chunkers" is a
+   cache hit. With --workspace DIR the work is kept and a later run on the same folder skips it.
 2. The real app: `streamlit run app.py`, headless, on a free loopback port, CHUNKLENS_WORKSPACE set to the
-   workspace. A thread samples the RSS of the app process (and any children) every 100 ms.
+   workspace. A thread samples the RSS of the app process (and any children) every 100 ms. One untimed warm-up
+   session loads the models (the app's st.cache_resource services) before any level starts.
 3. For each N in --sessions: one Debian chromium, N browser contexts (one Streamlit session each, all at once).
    Each session opens the app on the prepared library (`/?lib=`), goes to Chunk & compare, presses "Run chunkers"
-   (cached) and goes to the Query page: that is its set-up, timed apart. When every session is set up, each one asks up to
-   --queries questions in turn (a different QA-set question each time, picked in the select box) until --seconds
-   have passed for this N. A query's latency runs from the click on "Ask every chunker" until the script run has
-   ended and every chunker's result header shows a new timing. An error is a query (or set-up) that timed out
-   (--timeout), raised in Playwright, or left a Streamlit exception or error box on the page.
+   (cached) and goes to the Query page: that is its set-up, timed apart. When every session is set up, each one
+   asks up to --queries questions in turn (a different QA-set question each time, picked in the select box,
+   untimed) and starts no new one once --seconds have passed since all were set up. A query's latency runs from the
+   click on "Ask every chunker" until the script run has ended and every chunker's result header shows a new
+   timing. An error is a set-up step or a question that timed out (--timeout), failed in Playwright, or left a
+   Streamlit exception or error box on the page.
 
-Percentiles are nearest-rank over every query of that N. Sessions share one library (same documents, so the same
-caches): they differ in Streamlit session, not in data. The browser runs on the same machine as the app, so on a
-small machine the figures include the browser's own CPU use; that is part of what is measured.
+Percentiles are nearest-rank over every query of that N; queries/s is the level's answered queries over the time
+from all sessions set up to the last answer. Sessions share one library (same documents, so the same caches):
+they differ in Streamlit session, not in data. The browser runs on the same machine as the app, so on a small
+machine the figures include chromium's own CPU use; that is part of what is measured.
 """
 
 from __future__ import annotations
@@ -29,9 +34,9 @@ import asyncio
 import contextlib
 import json
 import math
-import multiprocessing
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -74,63 +79,43 @@ HEADERS_JS = """function headers(specs) {
 # --- preparing the workspace (child process) ----------------------------------------------------------------------
 
 
-def data_folder(workspace: Path, docs: int) -> Path:
-    """The sample set, or a qa-spans copy of its first `docs` manuals with only their questions, in the workspace."""
+def data_folder(workspace: Path, docs: int, chars: int | None = None) -> Path:
+    """The sample set, or a qa-spans copy of its first `docs` manuals, each cut to its first `chars` characters,
+    with only the questions whose gold spans are all still there, in the workspace."""
     from core.workbench import sample_folder
 
     source = sample_folder()
-    lines = (source / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
-    if docs >= len(lines):
+    lines = [line for line in (source / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    if docs >= len(lines) and chars is None:
         return source
-    folder = workspace / "bench-data" / f"sample-{docs}"
+    folder = workspace / "bench-data" / f"sample-{docs}-{chars or 'all'}"
     folder.mkdir(parents=True, exist_ok=True)
     kept = [json.loads(line) for line in lines[:docs]]
-    ids = {d["doc_id"] for d in kept}
+    for d in kept:
+        d["text"] = d["text"][:chars] if chars else d["text"]
+    length = {d["doc_id"]: len(d["text"]) for d in kept}
     questions = [line for line in (source / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-                 if line.strip() and all(r["doc_id"] in ids for r in json.loads(line)["references"])]
+                 if line.strip() and all(r["doc_id"] in length and r["end"] <= length[r["doc_id"]]
+                                         for r in json.loads(line)["references"])]
+    if not questions:
+        raise ChunkLensError(f"no question of the sample set has its gold spans in the first {chars} characters")
     (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in kept), encoding="utf-8")
     (folder / "questions.jsonl").write_text("".join(q + "\n" for q in questions), encoding="utf-8")
     return folder
 
 
-def prepare(workspace: str, docs: int, queue: Any) -> None:
-    """Load the set into library LIB_ID and run every default chunker, as the app would; report counts."""
-    os.environ["CHUNKLENS_WORKSPACE"] = workspace
+def prepare_library(workspace: Path, docs: int, chars: int | None) -> dict[str, Any]:
+    """Put the set into library LIB_ID of the workspace (no model is loaded here); what the sessions will see."""
     from core.library import Library
-    from core.settings import load_settings
-    from core.workbench import DEFAULT_SPECS, build_services, make_corpus, run_chunkers
+    from core.workbench import DEFAULT_SPECS, make_corpus
     from core.workspace import Workspace
 
-    try:
-        ws = Workspace.open(workspace)
-        lib = Library(ws.uploads, LIB_ID)
-        lib.load_dataset(data_folder(ws.root, docs))
-        corpus = make_corpus(lib.documents(), lib.dataset(), join=False)
-        services = build_services(load_settings())
-        results = run_chunkers(services, corpus, DEFAULT_SPECS)
-        failed = {s: r.error for s, r in results.items() if not r.ok}
-        queue.put({"documents": len(corpus.documents), "chars": sum(len(d.text) for d in corpus.documents),
-                   "questions": len(corpus.questions), "specs": list(results), "failed": failed})
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the run
-        queue.put({"error": f"{type(exc).__name__}: {exc}"})
-
-
-def prepare_workspace(workspace: Path, docs: int) -> tuple[dict[str, Any], float]:
-    """Run `prepare` in a spawned process, so the driver never loads torch; returns its report and seconds."""
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    t0 = time.perf_counter()
-    proc = ctx.Process(target=prepare, args=(str(workspace), docs, queue))
-    proc.start()
-    try:
-        report = queue.get(timeout=1800)
-    finally:
-        proc.join(timeout=60)
-    if "error" in report:
-        raise ChunkLensError(f"preparing the workspace failed: {report['error']}")
-    if report["failed"]:
-        raise ChunkLensError(f"chunkers failed while preparing: {report['failed']}")
-    return report, time.perf_counter() - t0
+    ws = Workspace.open(workspace)
+    lib = Library(ws.uploads, LIB_ID)
+    lib.load_dataset(data_folder(ws.root, docs, chars))
+    corpus = make_corpus(lib.documents(), lib.dataset(), join=False)
+    return {"documents": len(corpus.documents), "chars": sum(len(d.text) for d in corpus.documents),
+            "questions": len(corpus.questions), "specs": list(DEFAULT_SPECS)}
 
 
 # --- the app ------------------------------------------------------------------------------------------------------
@@ -238,6 +223,7 @@ class Level:
     setup_p50_s: float | None = None
     setup_max_s: float | None = None
     wall_s: float = 0.0
+    query_phase_s: float = 0.0
     queries_per_s: float | None = None
     app_peak_rss_mb: float = 0.0
     error_messages: list[str] = field(default_factory=list)
@@ -270,12 +256,16 @@ async def _nav(page: Any, title: str, timeout_ms: float) -> None:
 
 
 async def set_up(page: Any, url: str, n_specs: int, timeout_ms: float) -> None:
-    """Open the prepared library's Chunk & compare page, run the (cached) chunkers, go to Query."""
+    """Open the app on the prepared library, run the chunkers on Chunk & compare (cached but for the warm-up's
+    first run), go to Query."""
     await page.goto(f"{url}/?lib={LIB_ID}", timeout=timeout_ms)
     await page.get_by_role("heading", name="ChunkLens").wait_for(timeout=timeout_ms)
     await _nav(page, "Chunk & compare", timeout_ms)
     await page.get_by_role("button", name="Run chunkers").click(timeout=timeout_ms)
-    await page.get_by_text(f"Ran {n_specs} chunker(s)").wait_for(timeout=timeout_ms)
+    done = page.get_by_text(re.compile(r"^Ran \d+ chunker\(s\)")).first
+    await done.wait_for(timeout=timeout_ms)
+    if (said := (await done.inner_text()).strip()) != f"Ran {n_specs} chunker(s)":
+        raise ChunkLensError(f"the app said '{said}' instead of 'Ran {n_specs} chunker(s)'")
     await _nav(page, "Query", timeout_ms)
     await page.get_by_role("button", name="Ask every chunker").wait_for(timeout=timeout_ms)
     await _wait_idle(page, timeout_ms)
@@ -340,25 +330,41 @@ async def run_session(browser: Any, url: str, index: int, specs: Sequence[str], 
 
 
 async def run_level(browser: Any, url: str, n: int, specs: Sequence[str], n_questions: int, queries: int,
-                    seconds: float, timeout_ms: float) -> tuple[list[SessionResult], float]:
-    """N sessions at once; the --seconds budget for queries starts when all are set up."""
+                    seconds: float, timeout_ms: float) -> tuple[list[SessionResult], float, float]:
+    """N sessions at once; the --seconds budget for queries starts when all are set up. Returns the sessions'
+    results, the level's wall seconds and the seconds from all set up to the end."""
     all_ready = asyncio.Event()
     deadline = [math.inf]
     ready_count = [0]
+    started = [0.0]
 
     async def start_clock() -> None:
         await all_ready.wait()
-        deadline[0] = time.perf_counter() + seconds
+        started[0] = time.perf_counter()
+        deadline[0] = started[0] + seconds
 
     clock = asyncio.create_task(start_clock())
     t0 = time.perf_counter()
     results = await asyncio.gather(*(run_session(browser, url, i, specs, n_questions, queries, deadline, all_ready,
                                                  ready_count, n, timeout_ms) for i in range(n)))
+    end = time.perf_counter()
     clock.cancel()
-    return list(results), time.perf_counter() - t0
+    return list(results), end - t0, end - (started[0] or end)
 
 
-def summarise(n: int, results: Sequence[SessionResult], wall: float, peak_rss: int) -> Level:
+async def warm_up(browser: Any, url: str, n_specs: int, timeout_ms: float) -> float:
+    """One session set up and closed before the levels: it loads the app's models and, on a fresh workspace, runs
+    every chunker cold, so every later "Run chunkers" is a cache hit; its seconds."""
+    context = await browser.new_context(viewport={"width": 1500, "height": 1100})
+    try:
+        t0 = time.perf_counter()
+        await set_up(await context.new_page(), url, n_specs, timeout_ms)
+        return time.perf_counter() - t0
+    finally:
+        await context.close()
+
+
+def summarise(n: int, results: Sequence[SessionResult], wall: float, phase: float, peak_rss: int) -> Level:
     latencies = [x for r in results for x in r.latencies]
     setups = [r.setup_seconds for r in results if r.setup_seconds is not None]
     messages = [m for r in results for m in r.errors]
@@ -367,29 +373,37 @@ def summarise(n: int, results: Sequence[SessionResult], wall: float, peak_rss: i
                   max_s=max(latencies) if latencies else None,
                   mean_s=sum(latencies) / len(latencies) if latencies else None,
                   setup_p50_s=percentile(setups, 50), setup_max_s=max(setups) if setups else None,
-                  wall_s=wall, app_peak_rss_mb=peak_rss / 2**20, error_messages=messages[:20])
+                  wall_s=wall, query_phase_s=phase,
+                  queries_per_s=len(latencies) / phase if phase > 0 and latencies else None,
+                  app_peak_rss_mb=peak_rss / 2**20, error_messages=messages[:20])
     return level
 
 
 async def drive(url: str, levels: Sequence[int], specs: Sequence[str], n_questions: int, queries: int, seconds: float,
-                timeout_ms: float, sampler: RssSampler) -> list[Level]:
+                timeout_ms: float, warm_up_timeout_ms: float,
+                sampler: RssSampler) -> tuple[list[Level], float, int]:
+    """Warm the app up, then run every level; returns the levels, the warm-up's seconds and the app's RSS after it."""
     from playwright.async_api import async_playwright
 
     out = []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            warm = await warm_up(browser, url, len(specs), warm_up_timeout_ms)
+            rss_warm = sampler.rss()
+            print(f"warm-up session set up in {warm:.1f} s", file=sys.stderr, flush=True)
             for n in levels:
                 sampler.mark()
-                results, wall = await run_level(browser, url, n, specs, n_questions, queries, seconds, timeout_ms)
-                level = summarise(n, results, wall, sampler.window_peak)
+                results, wall, phase = await run_level(browser, url, n, specs, n_questions, queries, seconds,
+                                                       timeout_ms)
+                level = summarise(n, results, wall, phase, sampler.window_peak)
                 out.append(level)
                 print(f"N={n}: {level.queries} queries, {level.errors} errors, p50 {_fmt(level.p50_s)} s, p95 "
                       f"{_fmt(level.p95_s)} s, set-up max {_fmt(level.setup_max_s)} s, {wall:.1f} s wall",
                       file=sys.stderr, flush=True)
         finally:
             await browser.close()
-    return out
+    return out, warm, rss_warm
 
 
 # --- output -------------------------------------------------------------------------------------------------------
@@ -440,7 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "all are set up (default 90)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds one set-up step or one question may take before it counts as an error")
+    parser.add_argument("--warm-up-timeout", type=float, default=900.0,
+                        help="seconds the warm-up session may take (on a fresh workspace it chunks the set cold)")
     parser.add_argument("--docs", type=int, default=7, help="the sample set's first DOCS manuals (default all 7)")
+    parser.add_argument("--chars", type=int, default=None,
+                        help="cut each manual to its first CHARS characters, keeping the questions whose gold spans "
+                             "are still whole (quick runs)")
     parser.add_argument("--workspace", type=Path, default=None,
                         help="workspace folder to prepare and keep (default: a throwaway one); a second run on the "
                              "same folder skips the cold chunking")
@@ -450,12 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
-    if args.queries < 1 or args.seconds <= 0 or args.timeout <= 0 or args.docs < 1:
-        raise ChunkLensError("--queries and --docs must be at least 1, --seconds and --timeout above 0")
+    if args.queries < 1 or args.seconds <= 0 or args.timeout <= 0 or args.docs < 1 or (args.chars or 1) < 1:
+        raise ChunkLensError("--queries, --docs and --chars must be at least 1, --seconds and --timeout above 0")
     if not Path(CHROMIUM).exists():
         raise ChunkLensError(f"chromium is not at {CHROMIUM} (scripts/setup.sh --test installs it)")
-    from core.workbench import DEFAULT_SPECS
-
     host = machine()
     with contextlib.ExitStack() as stack:
         if args.workspace is None:
@@ -463,32 +480,32 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         else:
             workspace = args.workspace.resolve()
             workspace.mkdir(parents=True, exist_ok=True)
-        print(f"preparing {workspace} (sample set, first {args.docs} manual(s), {len(DEFAULT_SPECS)} chunkers)…",
-              file=sys.stderr, flush=True)
-        prepared, prep_seconds = prepare_workspace(workspace, args.docs)
-        print(f"prepared in {prep_seconds:.1f} s; starting the app", file=sys.stderr, flush=True)
+        prepared = prepare_library(workspace, args.docs, args.chars)
         proc, url, start_seconds = stack.enter_context(running_app(workspace, free_port()))
+        print(f"app on {url}, workspace {workspace}; warm-up session ({prepared['documents']} manual(s) through "
+              f"{len(prepared['specs'])} chunkers)…", file=sys.stderr, flush=True)
         sampler = RssSampler(proc.pid).start()
         rss_idle = sampler.rss()
         try:
-            levels = asyncio.run(drive(url, args.sessions, prepared["specs"], prepared["questions"], args.queries,
-                                       args.seconds, args.timeout * 1000, sampler))
+            levels, warm, rss_warm = asyncio.run(drive(
+                url, args.sessions, prepared["specs"], prepared["questions"], args.queries, args.seconds,
+                args.timeout * 1000, args.warm_up_timeout * 1000, sampler))
         finally:
             sampler.stop()
-    for lv in levels:
-        lv.queries_per_s = lv.queries / lv.wall_s if lv.wall_s and lv.queries else None
     report = {
         "machine": host,
         "options": {"sessions": args.sessions, "queries": args.queries, "seconds": args.seconds,
-                    "timeout": args.timeout, "docs": args.docs},
-        "prepared": {**prepared, "seconds": prep_seconds},
-        "app": {"start_seconds": start_seconds, "rss_idle_mb": rss_idle / 2**20, "peak_rss_mb": sampler.peak / 2**20},
+                    "timeout": args.timeout, "docs": args.docs, "chars": args.chars},
+        "data": prepared,
+        "app": {"start_seconds": start_seconds, "warm_up_seconds": warm, "rss_idle_mb": rss_idle / 2**20,
+                "rss_after_warm_up_mb": rss_warm / 2**20, "peak_rss_mb": sampler.peak / 2**20},
         "levels": [asdict(lv) for lv in levels],
     }
     print(f"load: {prepared['documents']} manual(s), {prepared['chars']:,} chars, {len(prepared['specs'])} chunkers, "
           f"{prepared['questions']} questions; up to {args.queries} question(s) per session within {args.seconds:g} s "
-          f"per level; machine: {host['cpu_count']} CPUs, load {host['load_average_at_start']}")
-    print(f"app: started in {start_seconds:.1f} s, RSS {rss_idle / 2**20:,.0f} MB idle, peak "
+          f"per level; machine: {host['cpu_count']} CPUs, load {host['load_average_at_start']} at start")
+    print(f"app: started in {start_seconds:.1f} s; warm-up session set up in {warm:.1f} s (models loaded, chunkers "
+          f"run); RSS {rss_idle / 2**20:,.0f} MB idle, {rss_warm / 2**20:,.0f} MB after the warm-up, peak "
           f"{sampler.peak / 2**20:,.0f} MB")
     print(render_table(levels))
     if args.out:
