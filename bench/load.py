@@ -22,7 +22,9 @@ What runs, in order:
    Streamlit exception or error box on the page.
 
 Percentiles are nearest-rank over every query of that N; queries/s is the level's answered queries over the time
-from all sessions set up to the last answer. Sessions share one library (same documents, so the same caches):
+from all sessions set up to the last answer. CPU seconds per level are split between the app's process tree and
+chromium with the Playwright driver (psutil; renderers that ended count through their parent), to tell a slow
+server from a busy browser. Sessions share one library (same documents, so the same caches):
 they differ in Streamlit session, not in data. The browser runs on the same machine as the app, so on a small
 machine the figures include chromium's own CPU use; that is part of what is measured.
 """
@@ -166,6 +168,28 @@ class RssSampler:
         self._thread.join()
 
 
+def _cpu_seconds(p: psutil.Process) -> float:
+    """CPU seconds of a process, with those of its children that have ended and been waited for."""
+    t = p.cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def cpu_split(app_pid: int) -> tuple[float, float]:
+    """CPU seconds used so far by the app's process tree and by the rest of this process's descendants (the
+    Playwright driver and chromium with its renderers; renderers that ended count through their parent)."""
+    app_tree = {app_pid}
+    app = client = 0.0
+    with contextlib.suppress(psutil.Error):
+        app_proc = psutil.Process(app_pid)
+        app_tree |= {c.pid for c in app_proc.children(recursive=True)}
+        app = sum(_cpu_seconds(psutil.Process(pid)) for pid in app_tree)
+    for child in psutil.Process().children(recursive=True):
+        if child.pid not in app_tree:
+            with contextlib.suppress(psutil.Error):
+                client += _cpu_seconds(child)
+    return app, client
+
+
 @contextlib.contextmanager
 def running_app(workspace: Path, port: int, timeout: float = 120.0):
     """`streamlit run app.py` on loopback with CHUNKLENS_WORKSPACE=workspace; yields (process, url, start seconds)."""
@@ -225,6 +249,8 @@ class Level:
     setup_max_s: float | None = None
     wall_s: float = 0.0
     query_phase_s: float = 0.0
+    app_cpu_s: float = 0.0  # CPU seconds the app used during the level (set-up and queries)
+    browser_cpu_s: float = 0.0  # CPU seconds chromium and the Playwright driver used during the level
     queries_per_s: float | None = None
     app_peak_rss_mb: float = 0.0
     error_messages: list[str] = field(default_factory=list)
@@ -397,12 +423,16 @@ async def drive(url: str, levels: Sequence[int], specs: Sequence[str], qids: Seq
             print(f"warm-up session set up in {warm:.1f} s", file=sys.stderr, flush=True)
             for n in levels:
                 sampler.mark()
+                cpu_before = cpu_split(sampler.proc.pid)
                 results, wall, phase = await run_level(browser, url, n, specs, qids, queries, seconds,
                                                        timeout_ms)
+                cpu_after = cpu_split(sampler.proc.pid)
                 level = summarise(n, results, wall, phase, sampler.window_peak)
+                level.app_cpu_s, level.browser_cpu_s = (after - before for after, before in zip(cpu_after, cpu_before))
                 out.append(level)
                 print(f"N={n}: {level.queries} queries, {level.errors} errors, p50 {_fmt(level.p50_s)} s, p95 "
-                      f"{_fmt(level.p95_s)} s, set-up max {_fmt(level.setup_max_s)} s, {wall:.1f} s wall",
+                      f"{_fmt(level.p95_s)} s, set-up max {_fmt(level.setup_max_s)} s, {wall:.1f} s wall, CPU s app "
+                      f"{level.app_cpu_s:.0f} / browser {level.browser_cpu_s:.0f}",
                       file=sys.stderr, flush=True)
         finally:
             await browser.close()
@@ -418,10 +448,11 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
 
 def render_table(levels: Sequence[Level]) -> str:
     header = ["N", "queries", "errors", "p50 s", "p95 s", "max s", "queries/s", "set-up p50 / max s",
-              "app peak RSS MB"]
+              "wall s", "CPU s app / browser", "app peak RSS MB"]
     rows = [[str(lv.sessions), str(lv.queries), str(lv.errors), _fmt(lv.p50_s), _fmt(lv.p95_s), _fmt(lv.max_s),
              _fmt(lv.queries_per_s), f"{_fmt(lv.setup_p50_s, '{:.1f}')} / {_fmt(lv.setup_max_s, '{:.1f}')}",
-             f"{lv.app_peak_rss_mb:,.0f}"] for lv in levels]
+             f"{lv.wall_s:.0f}", f"{lv.app_cpu_s:.0f} / {lv.browser_cpu_s:.0f}", f"{lv.app_peak_rss_mb:,.0f}"]
+            for lv in levels]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))

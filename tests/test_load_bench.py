@@ -40,6 +40,7 @@ def test_one_and_two_sessions_answer_without_errors(tmp_path):
         assert lv["queries"] == n
         assert 0 < lv["p50_s"] <= lv["p95_s"] <= lv["max_s"]
         assert lv["setup_p50_s"] > 0 and lv["queries_per_s"] > 0 and lv["app_peak_rss_mb"] > 0
+        assert lv["app_cpu_s"] > 0 and lv["browser_cpu_s"] > 0
     assert "p95 s" in run.stdout and "app peak RSS MB" in run.stdout
 
 
