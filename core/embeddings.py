@@ -50,7 +50,14 @@ def _batches(items: Sequence[str], size: int):
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model on the CPU, with an explicit long-text policy."""
+    """A sentence-transformers model on the CPU, with an explicit long-text policy.
+
+    Safe to share between threads (the app shares one per settings among all browser sessions): every call into
+    the model or its tokenizer holds `_lock`. The Hugging Face fast tokenizer keeps its truncation and padding
+    settings as state that each call resets to its own, so an untruncated `windows()` call in one session could
+    otherwise strip the truncation from a batch another session is encoding ("Unable to create tensor").
+    Batches are locked one at a time, so a long embedding run lets other sessions' questions through between
+    batches; torch already spreads one batch over every core."""
 
     def __init__(self, model: str = BUNDLED_MINILM, long_text: LongText = "truncate", batch_size: int = 32) -> None:
         if long_text not in ("truncate", "window"):
@@ -67,20 +74,23 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self.max_pieces = int(self.model.max_seq_length)
         self.key = f"st:{model}:{long_text}"
+        self._lock = threading.Lock()
 
     def describe(self) -> str:
         return f"{self.name} ({self.long_text}@{self.max_pieces} word pieces)"
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self.model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32)
+        with self._lock:
+            return self.model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32)
 
     def windows(self, text: str) -> list[str]:
         """`text` cut at word-piece offsets into pieces the model reads whole."""
         tok = self.model.tokenizer
-        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+        with self._lock:
+            enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
         offsets = enc["offset_mapping"]
         room = self.max_pieces - 2  # [CLS] and [SEP]
         if len(offsets) <= room:

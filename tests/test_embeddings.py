@@ -30,6 +30,36 @@ def test_long_text_truncate_ignores_the_tail_and_window_reads_it():
     assert np.allclose(truncate.embed([short]), window.embed([short]), atol=1e-5)
 
 
+def test_one_window_embedder_shared_by_threads_gives_the_same_vectors():
+    """The app shares one embedder among its sessions: untruncated window tokenising in some threads while others
+    encode must neither fail nor change a vector."""
+    import threading
+
+    from core.embeddings import SentenceTransformerEmbedder
+
+    window = SentenceTransformerEmbedder(long_text="window")
+    texts = ["The air filter should be cleaned every two weeks. " * 40 + "Error E4.", "Clean the filter.",
+             "word " * 600]
+    expected = window.embed(texts)
+    errors, mismatches = [], []
+
+    def work() -> None:
+        try:
+            for _ in range(8):
+                if not np.allclose(window.embed(texts), expected, atol=1e-5):
+                    mismatches.append(1)
+                window.embed(["a short question"] * 4)
+        except Exception as exc:  # noqa: BLE001 - any failure in a thread is the finding
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not mismatches, errors[:2]
+
+
 def test_windows_cover_every_word_piece(minilm):
     text = " ".join(f"word{i}" for i in range(600))
     pieces = minilm.windows(text)
