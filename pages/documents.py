@@ -60,4 +60,5 @@ if st.button("Remove selected", disabled=not to_remove):
     for doc_id in to_remove:
         lib.remove(doc_id)
     st.rerun()
-st.caption(f"Library {lib.id}: keep this page's address to come back to these documents after a restart.")
+st.caption(f"Library {lib.id}: open [/?lib={lib.id}](/?lib={lib.id}) (the home page with this library) to come back "
+           "to these documents after a restart.")
