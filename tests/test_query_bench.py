@@ -131,3 +131,19 @@ def test_store_forgets_its_handle_when_it_rebuilds(tmp_path, cached_minilm):
     assert len(store.query(indexed.collection, vector, 10)[0]) == len(run.chunks)
     store.build(indexed.collection, run.chunks[:1], cached_minilm.embed([run.chunks[0].embed_text]), {})
     assert len(store.query(indexed.collection, vector, 10)[0]) == 1  # the count was fetched anew
+
+
+def test_a_question_is_embedded_on_one_thread_with_the_same_vector(minilm):
+    """Small inputs go to the one-thread worker; the vector is the batch path's, and no other thread changes."""
+    import torch
+
+    from core import embeddings
+
+    threads = torch.get_num_threads()
+    texts = [f"How do I reset the remote control, step {i}?" for i in range(embeddings.SMALL_INPUT + 4)]
+    batch = minilm.embed(texts)  # more than SMALL_INPUT: the calling thread, all torch threads
+    alone = minilm.embed(texts[:1])
+    assert alone.shape == (1, batch.shape[1])
+    assert float(alone[0] @ batch[0]) == pytest.approx(1.0, abs=1e-5)
+    assert embeddings.small_input_pool().submit(torch.get_num_threads).result() == 1
+    assert torch.get_num_threads() == threads
