@@ -2,7 +2,8 @@
 offline defaults (cold and cached), one question across all chunkers, and the first page render in chromium.
 With --memory instead: the real app's peak memory with the local SmolLM2 loaded (see `app_memory`).
 
-Usage: .venv/bin/python scripts/bench_app.py [--no-browser] [--memory [--memory-specs SPECS] [--scorer-dtype D]]
+Usage: .venv/bin/python scripts/bench_app.py [--no-browser]
+       .venv/bin/python scripts/bench_app.py --memory [--memory-specs SPECS] [--scorer-dtype D] [--memory-doc FILE]
 """
 
 from __future__ import annotations
@@ -131,9 +132,10 @@ class TreeRss:
         self._thread.join()
 
 
-def app_memory(workspace: Path, specs: str, scorer_dtype: str) -> None:
+def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | None = None) -> None:
     """The app's peak RSS (streamlit process and any children; not the browser) while chromium drives it through
-    the sample set with chunkers that load the local SmolLM2, then a question; CNM backend "local"."""
+    the sample set (or one uploaded `document`, when a busy machine makes the set too slow) with chunkers that load
+    the local SmolLM2, then a question; CNM backend "local"."""
     from playwright.sync_api import sync_playwright
 
     from core.settings import Settings, save_settings
@@ -169,9 +171,14 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str) -> None:
 
             t0 = time.perf_counter()
             nav("Documents")
-            page.get_by_role("button", name="Load the sample set").click()
-            page.get_by_text("Loaded 7 manuals").wait_for(timeout=120_000)
-            rss.phase("sample set loaded", t0)
+            if document is None:
+                page.get_by_role("button", name="Load the sample set").click()
+                page.get_by_text("Loaded 7 manuals").wait_for(timeout=120_000)
+            else:
+                page.locator("input[type=file]").set_input_files(str(document))
+                page.get_by_role("button", name="Add uploaded files").click()
+                page.get_by_text("Added 1 document").wait_for(timeout=120_000)
+            rss.phase("documents loaded", t0)
 
             t0 = time.perf_counter()
             nav("Chunk & compare")
@@ -192,8 +199,13 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str) -> None:
 
             t0 = time.perf_counter()
             nav("Query")
-            page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
-            page.get_by_role("option").nth(1).click()
+            if document is None:
+                page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
+                page.get_by_role("option").nth(1).click()
+            else:
+                page.get_by_label("Question").fill("How do I clean the filter?")
+                page.get_by_label("Question").press("Enter")
+                page.wait_for_timeout(1000)
             page.get_by_role("button", name="Ask every chunker").click()
             page.get_by_text("This session's questions").wait_for(timeout=600_000)
             rss.phase("one question asked", t0)
@@ -218,11 +230,13 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true", help="only the app's peak memory with the local model")
     parser.add_argument("--memory-specs", default=MEMORY_SPECS, help="comma-separated chunkers for --memory")
     parser.add_argument("--scorer-dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--memory-doc", type=Path, default=None,
+                        help="upload this one document instead of loading the sample set (quicker)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.memory:
             (Path(tmp) / "memory").mkdir()
-            app_memory(Path(tmp) / "memory", args.memory_specs, args.scorer_dtype)
+            app_memory(Path(tmp) / "memory", args.memory_specs, args.scorer_dtype, args.memory_doc)
             return
         if not args.no_browser:
             first_render(Path(tmp) / "render")
