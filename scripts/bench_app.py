@@ -1,18 +1,22 @@
 """App performance figures, measured, not guessed: the sample set through every default chunker on the
 offline defaults (cold and cached), one question across all chunkers, and the first page render in chromium.
+With --memory instead: the real app's peak memory with the local SmolLM2 loaded (see `app_memory`).
 
 Usage: .venv/bin/python scripts/bench_app.py [--no-browser]
+       .venv/bin/python scripts/bench_app.py --memory [--memory-specs SPECS] [--scorer-dtype D] [--memory-doc FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -81,11 +85,159 @@ def first_render(workspace: Path) -> None:
         proc.wait(timeout=20)
 
 
+#: chunkers that load the local model: lg / lgmgc score with it, chop (CNM backend "local") chats with it. chop
+#: gets 4,000-token windows so the sample set costs about a dozen generations rather than 110 (20 to 40 minutes).
+MEMORY_SPECS = "lg,lgmgc,chop:size=4000:overlap=0"
+MEMORY_TARGET_MB = 3 * 1024
+
+
+class TreeRss:
+    """Peak resident memory of a process and its children, sampled in a thread (psutil), also per phase."""
+
+    def __init__(self, pid: int, interval: float = 0.1) -> None:
+        import psutil
+
+        self.proc = psutil.Process(pid)
+        self.interval = interval
+        self.peak = self.phase_peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def now(self) -> int:
+        import psutil
+
+        total = 0
+        for p in [self.proc, *self.proc.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):  # a child that ended meanwhile
+                total += p.memory_info().rss
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            rss = self.now()
+            self.peak, self.phase_peak = max(self.peak, rss), max(self.phase_peak, rss)
+
+    def phase(self, label: str, started: float) -> None:
+        rss = self.now()
+        print(f"  {label}: {time.perf_counter() - started:.0f} s, peak {max(self.phase_peak, rss) / 2**20:,.0f} MB, "
+              f"now {rss / 2**20:,.0f} MB", flush=True)
+        self.phase_peak = 0
+
+    def __enter__(self) -> TreeRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | None = None) -> None:
+    """The app's peak RSS (streamlit process and any children; not the browser) while chromium drives it through
+    the sample set (or one uploaded `document`, when a busy machine makes the set too slow) with chunkers that load
+    the local SmolLM2, then a question; CNM backend "local"."""
+    from playwright.sync_api import sync_playwright
+
+    from core.settings import Settings, save_settings
+
+    save_settings(Settings(workspace=str(workspace), llm="local", scorer_dtype=scorer_dtype), workspace)
+    port = 8598
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace)}
+    log = (workspace / "streamlit.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.address", "127.0.0.1", "--server.port", str(port),
+                             "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    print(f"app memory: CNM backend local, scorer {scorer_dtype}, chunkers {specs}", flush=True)
+    try:
+        with TreeRss(proc.pid) as rss, sync_playwright() as p:
+            t0 = time.perf_counter()
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"http://127.0.0.1:{port}")
+            page.get_by_role("heading", name="ChunkLens").wait_for(timeout=120_000)
+            rss.phase("app started, home page", t0)
+
+            def nav(title: str) -> None:
+                page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+                page.get_by_role("heading", name=title).first.wait_for(timeout=120_000)
+
+            t0 = time.perf_counter()
+            nav("Documents")
+            if document is None:
+                page.get_by_role("button", name="Load the sample set").click()
+                page.get_by_text("Loaded 7 manuals").wait_for(timeout=120_000)
+            else:
+                page.locator("input[type=file]").set_input_files(str(document))
+                page.get_by_role("button", name="Add uploaded files").click()
+                page.get_by_text("Added 1 document").wait_for(timeout=120_000)
+            rss.phase("documents loaded", t0)
+
+            t0 = time.perf_counter()
+            nav("Chunk & compare")
+            chosen = page.get_by_test_id("stMultiSelect").first
+            chosen.wait_for(timeout=600_000)  # the page builds the services (MiniLM, Chroma) first
+            chosen.click()
+            for _ in range(20):  # drop the default chunkers
+                page.keyboard.press("Backspace")
+            page.keyboard.press("Escape")
+            extra = page.get_by_label("More chunkers with parameters (comma separated)")
+            extra.fill(", ".join(specs.split(",")))
+            extra.press("Enter")
+            page.wait_for_timeout(1500)
+            page.get_by_role("button", name="Run chunkers").click()
+            page.get_by_text("Ran ").first.wait_for(timeout=3_600_000)
+            status = page.get_by_text("Ran ").first.inner_text()
+            rss.phase(f"chunked ({status.strip()})", t0)
+
+            t0 = time.perf_counter()
+            nav("Query")
+            if document is None:
+                page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
+                page.get_by_role("option").nth(1).click()
+            else:
+                page.get_by_label("Question").fill("How do I clean the filter?")
+                page.get_by_label("Question").press("Enter")
+                page.wait_for_timeout(1000)
+            page.get_by_role("button", name="Ask every chunker").click()
+            page.get_by_text("This session's questions").wait_for(timeout=600_000)
+            rss.phase("one question asked", t0)
+            browser.close()
+        peak = rss.peak / 2**20
+        verdict = "met" if peak < MEMORY_TARGET_MB else "MISSED"
+        print(f"peak memory of the app (streamlit process tree, RSS): {peak:,.0f} MB "
+              f"(target under {MEMORY_TARGET_MB:,} MB: {verdict})", flush=True)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--memory", action="store_true", help="only the app's peak memory with the local model")
+    parser.add_argument("--memory-specs", default=MEMORY_SPECS, help="comma-separated chunkers for --memory")
+    parser.add_argument("--scorer-dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--memory-doc", type=Path, default=None,
+                        help="upload this one document instead of loading the sample set (quicker)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.memory:
+            (Path(tmp) / "memory").mkdir()
+            app_memory(Path(tmp) / "memory", args.memory_specs, args.scorer_dtype, args.memory_doc)
+            return
         if not args.no_browser:
             first_render(Path(tmp) / "render")
         chunking_and_queries(Path(tmp) / "ws")
