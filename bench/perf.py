@@ -450,12 +450,16 @@ def load_services() -> tuple[Any, Any]:
     load it by name) and the bundled MiniLM without a vector cache; both warmed up, so no stage pays for that."""
     from core import text as T
     from core.embeddings import SentenceTransformerEmbedder
-    from core.tokens import get_encoding
+    from core.tokens import TokenMap, get_encoding
 
     encoding = get_encoding("cl100k_base")
     embedder = SentenceTransformerEmbedder(batch_size=BATCH_SIZE)
     embedder.embed(["Warm the model up.", "Twice."])
-    T.sentences("Warm the sentence splitter up. Twice.")
+    warm = "Warm the sentence splitters up. Twice. And the per-process tables."
+    T.sentences(warm)
+    T.separator_sentences(warm)
+    T.word_index(warm)
+    TokenMap(warm)  # builds the vocabulary's byte lengths, once per process
     return encoding, embedder
 
 
