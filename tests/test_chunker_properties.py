@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core import text as T
@@ -161,12 +161,13 @@ def reference_windows(text: str, size: int, overlap: int) -> list[tuple[int, int
         char_at_byte[pos] = i
         pos += len(ch.encode("utf-8"))
     char_at_byte[pos] = len(text)
-    offsets, pos = [], 0
+    offsets, token_start = [], 0
     for t in tokens:
+        pos = token_start
         while pos not in char_at_byte:  # a token that starts inside a character: its next character
             pos += 1
         offsets.append(char_at_byte[pos])
-        pos += len(enc.decode_single_token_bytes(t))
+        token_start += len(enc.decode_single_token_bytes(t))
     offsets.append(len(text))
     out, i, n = [], 0, len(tokens)
     while i < n:
@@ -180,13 +181,14 @@ def reference_windows(text: str, size: int, overlap: int) -> list[tuple[int, int
 
 @settings(max_examples=60, deadline=None)
 @given(text=TEXTS, size=st.integers(4, 60), ratio=st.floats(0.0, 0.9))
+@example(text="调度修滤风。按机。", size=55, ratio=0.48)  # tokens that split a character's bytes
 def test_naive_windows(text, size, ratio):
     """Windows are the document's own tokens (as in CHOP, LangChain and Chonkie), and token_count says how many."""
     overlap = min(size - 1, int(size * ratio))
     chunks = make_chunker(f"naive-500t:size={size}:overlap={overlap}").chunk(Document("d", "d", text)).chunks
     assert [(c.start, c.end, c.token_count) for c in chunks] == reference_windows(text, size, overlap)
-    for c in chunks:  # tiktoken on the span alone agrees but for a token or two at its edges
-        assert abs(count_tokens(c.text) - c.token_count) <= 2
+    for c in chunks:  # the span alone, re-tokenised, can only differ at its two edges (stripping only removes)
+        assert count_tokens(c.text) <= c.token_count + 2
 
 
 def test_naive_defaults_match_methods():
@@ -231,7 +233,7 @@ def test_paragraph_differs_from_recursive_at_a_long_paragraph():
     par = [c.text for c in make_chunker("paragraph:theta=20").chunk(doc).chunks]
     assert par[-1] == "A short closing paragraph."  # the long paragraph's tail keeps to itself
     assert rec[-1].endswith("word24.\n\nA short closing paragraph.")  # recursive packs it with the next one
-    assert make_chunker("paragraph").identity.startswith("paragraph:v2:")
+    assert make_chunker("paragraph").identity.startswith("paragraph:v3:")
 
 
 def test_long_paragraphs_split_like_pysbd_in_blocks():

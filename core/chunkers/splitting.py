@@ -61,7 +61,8 @@ def document_token_windows(text: str, start: int, end: int, size: int, overlap: 
     (start, end, tokens) with the span stripped of whitespace; windows of whitespace only are left out.
 
     The window is defined on the tokens of the whole text, as CHOP, LangChain and Chonkie define it, so it
-    holds exactly `tokens` of them; tiktoken run on the span alone may count a token more or less at its edges.
+    holds exactly `tokens` of them, whitespace that stripping took off its edges included; tiktoken run on the
+    span alone may count fewer, or up to one more at each edge.
     One tokenizer pass, plus character offsets for the window edges only.
     """
     if overlap >= size:
