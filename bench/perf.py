@@ -1,6 +1,7 @@
 """Chunking speed: our chunkers against Chonkie and LangChain on the same text, next to the floors.
 
-    python -m bench.perf [--data DIR] [--repeat 3] [--semantic-chars 200000] [--chars N] [--json OUT]
+    python -m bench.perf [--data DIR] [--repeat 3] [--families token,recursive,semantic] [--semantic-chars 200000]
+                         [--chars N] [--json OUT]
 
 Three families, each with a floor, the work none of its chunkers can skip:
 - token and recursive chunkers work on the whole text; floor: one tiktoken cl100k pass (`encode_ordinary`);
@@ -431,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--semantic-chars", type=int, default=200_000,
                         help="embedding chunkers and the embedding floor run on this many first characters")
     parser.add_argument("--chars", type=int, default=None, help="use only the first N characters (quick runs)")
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help="only these families' stages, e.g. token,recursive (the semantic family takes minutes)")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the figures as JSON here")
     return parser
 
@@ -477,6 +480,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     encoding, embedder = load_services()
     stages = [*floor_stages(encoding, embedder.model), *our_stages(embedder),
               *chonkie_stages(encoding, embedder.model), *langchain_stages(embedder.model)]
+    wanted = set(args.families.split(","))
+    stages = [s for s in stages if wanted & set(s.families)]
     results = run_stages(stages, text, semantic_text, args.repeat)
     add_ratios(results)
     report = {
