@@ -1,2 +1,30 @@
 """Benchmarks that are not part of the app: `python -m bench.perf` times our chunkers against Chonkie and LangChain;
-`python -m bench.load` drives the real app with N concurrent browser sessions."""
+`python -m bench.chop` CHOP's rule backend and its OpenAI-compatible path; `python -m bench.query` one question
+across six large collections; `python -m bench.load` drives the real app with N concurrent browser sessions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def run_cli(main: Callable[[], Any]) -> int:
+    """A benchmark's `main()` as a command: a ChunkLensError (bad data folder, settings) is one line on stderr and
+    exit status 2, not a traceback."""
+    from core.errors import ChunkLensError
+
+    try:
+        main()
+    except ChunkLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def write_json(path: Path | None, report: Any) -> None:
+    """The report as indented JSON at `path` (nothing when no path was asked for)."""
+    if path is not None:
+        path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -16,7 +16,6 @@ to the wall time its calls alone must take.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -24,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench import run_cli, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "emanual_galaxy"
@@ -105,10 +106,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row['ideal_seconds']:>7.2f}  {row['x_ideal']:>7.3f}")
     finally:
         server.kill()
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+    write_json(args.json, report)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

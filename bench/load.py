@@ -54,6 +54,7 @@ from typing import Any
 
 import psutil
 
+from bench import run_cli, write_json
 from core.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -545,19 +546,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
           f"run); RSS {rss_idle / 2**20:,.0f} MB idle, {rss_warm / 2**20:,.0f} MB after the warm-up, peak "
           f"{sampler.peak / 2**20:,.0f} MB")
     print(render_table(levels))
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, report)
     return report
 
 
-def cli() -> int:
-    try:
-        main()
-    except ChunkLensError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(cli())
+    sys.exit(run_cli(main))

@@ -27,7 +27,6 @@ import argparse
 import contextlib
 import ctypes
 import gc
-import json
 import os
 import platform
 import statistics
@@ -43,6 +42,7 @@ from typing import Any
 
 import psutil
 
+from bench import run_cli, write_json
 from core.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -494,19 +494,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "targets": [t.strip() for t in target_lines(results)],
     }
     print(report_text(report, results))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, report)
     return report
 
 
-def cli() -> int:
-    try:
-        main()
-    except ChunkLensError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(cli())
+    sys.exit(run_cli(main))

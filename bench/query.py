@@ -29,7 +29,6 @@ the server, so a rerun reuses them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -42,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from bench import run_cli, write_json
 from bench.perf import RssPeak, machine
 from core.errors import ChunkLensError
 
@@ -378,19 +378,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-query-") as tmp:
         report = run(args, Path(tmp))
     print(report_text(report))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, report)
     return report
 
 
-def cli() -> int:
-    try:
-        main()
-    except ChunkLensError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(cli())
+    sys.exit(run_cli(main))
