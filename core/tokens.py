@@ -115,7 +115,7 @@ class TokenMap:
             while b < size and data[b] & 0xC0 == 0x80:  # inside a character: move to the next one
                 b += 1
             if b > done_bytes:
-                done_chars += len(data[done_bytes:b].decode("utf-8"))
+                done_chars += len(data[done_bytes:b].decode("utf-8", "surrogatepass"))
                 done_bytes = b
             out[k] = done_chars
         return out

@@ -27,7 +27,9 @@ def test_cl100k_counts():
 
 
 def test_offsets_are_character_boundaries():
-    for text in ["plain ascii text", "空调过滤网每两周清洁一次。", "mixed 中文 and émojis 🙂 here"]:
+    texts = ["plain ascii text", "空调过滤网每两周清洁一次。", "mixed 中文 and émojis 🙂 here",
+             "a lone \ud800 surrogate"]
+    for text in texts:
         offsets = token_char_offsets(text)
         assert offsets[0] == 0 and offsets[-1] == len(text)
         assert offsets == sorted(offsets)
