@@ -168,6 +168,12 @@ class RssSampler:
         self._stop.set()
         self._thread.join()
 
+    def __enter__(self) -> RssSampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
 
 def _cpu_seconds(p: psutil.Process) -> float:
     """CPU seconds of a process, with those of its children that have ended and been waited for."""

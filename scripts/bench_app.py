@@ -9,17 +9,16 @@ Usage: .venv/bin/python scripts/bench_app.py [--no-browser]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -63,12 +62,7 @@ def first_render(workspace: Path) -> None:
                              "--server.address", "127.0.0.1", "--server.port", str(port)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+        wait_until_healthy(port, 200)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
@@ -91,45 +85,22 @@ MEMORY_SPECS = "lg,lgmgc,chop:size=4000:overlap=0"
 MEMORY_TARGET_MB = 3 * 1024
 
 
-class TreeRss:
-    """Peak resident memory of a process and its children, sampled in a thread (psutil), also per phase."""
+def report_phase(rss: Any, label: str, started: float) -> None:
+    """Print a phase's time and the app's peak RSS during it (`rss`: bench.load.RssSampler), then start the next."""
+    now = rss.rss()
+    print(f"  {label}: {time.perf_counter() - started:.0f} s, peak {max(rss.window_peak, now) / 2**20:,.0f} MB, "
+          f"now {now / 2**20:,.0f} MB", flush=True)
+    rss.mark()
 
-    def __init__(self, pid: int, interval: float = 0.1) -> None:
-        import psutil
 
-        self.proc = psutil.Process(pid)
-        self.interval = interval
-        self.peak = self.phase_peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def now(self) -> int:
-        import psutil
-
-        total = 0
-        for p in [self.proc, *self.proc.children(recursive=True)]:
-            with contextlib.suppress(psutil.Error):  # a child that ended meanwhile
-                total += p.memory_info().rss
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            rss = self.now()
-            self.peak, self.phase_peak = max(self.peak, rss), max(self.phase_peak, rss)
-
-    def phase(self, label: str, started: float) -> None:
-        rss = self.now()
-        print(f"  {label}: {time.perf_counter() - started:.0f} s, peak {max(self.phase_peak, rss) / 2**20:,.0f} MB, "
-              f"now {rss / 2**20:,.0f} MB", flush=True)
-        self.phase_peak = 0
-
-    def __enter__(self) -> TreeRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+def wait_until_healthy(port: int, tries: int) -> None:
+    """Poll the Streamlit server's health endpoint every 0.2 s, at most `tries` times."""
+    for _ in range(tries):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+            return
+        except OSError:
+            time.sleep(0.2)
 
 
 def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | None = None) -> None:
@@ -138,6 +109,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
     the local SmolLM2, then a question; CNM backend "local"."""
     from playwright.sync_api import sync_playwright
 
+    from bench.load import RssSampler
     from core.settings import Settings, save_settings
 
     save_settings(Settings(workspace=str(workspace), llm="local", scorer_dtype=scorer_dtype), workspace)
@@ -150,20 +122,15 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
                             stderr=subprocess.STDOUT)
     print(f"app memory: CNM backend local, scorer {scorer_dtype}, chunkers {specs}", flush=True)
     try:
-        with TreeRss(proc.pid) as rss, sync_playwright() as p:
+        with RssSampler(proc.pid) as rss, sync_playwright() as p:
             t0 = time.perf_counter()
-            for _ in range(300):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.2)
+            wait_until_healthy(port, 300)
             browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}")
             page.get_by_role("heading", name="ChunkLens").wait_for(timeout=120_000)
-            rss.phase("app started, home page", t0)
+            report_phase(rss, "app started, home page", t0)
 
             def nav(title: str) -> None:
                 page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
@@ -178,7 +145,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
                 page.locator("input[type=file]").set_input_files(str(document))
                 page.get_by_role("button", name="Add uploaded files").click()
                 page.get_by_text("Added 1 document").wait_for(timeout=120_000)
-            rss.phase("documents loaded", t0)
+            report_phase(rss, "documents loaded", t0)
 
             t0 = time.perf_counter()
             nav("Chunk & compare")
@@ -195,7 +162,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
             page.get_by_role("button", name="Run chunkers").click()
             page.get_by_text("Ran ").first.wait_for(timeout=3_600_000)
             status = page.get_by_text("Ran ").first.inner_text()
-            rss.phase(f"chunked ({status.strip()})", t0)
+            report_phase(rss, f"chunked ({status.strip()})", t0)
 
             t0 = time.perf_counter()
             nav("Query")
@@ -208,7 +175,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
                 page.wait_for_timeout(1000)
             page.get_by_role("button", name="Ask every chunker").click()
             page.get_by_text("This session's questions").wait_for(timeout=600_000)
-            rss.phase("one question asked", t0)
+            report_phase(rss, "one question asked", t0)
             browser.close()
         peak = rss.peak / 2**20
         verdict = "met" if peak < MEMORY_TARGET_MB else "MISSED"
