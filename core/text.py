@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -170,14 +171,31 @@ class WordIndex:
         cjk = cjk_table[bmp] & ~big
         word_char = ~space
         before = np.concatenate(([True], space[:-1] | cjk[:-1])) if len(text) else np.zeros(0, bool)
-        self.starts = np.flatnonzero(word_char & (cjk | before)).tolist()
-        self._glued = (word_char & ~cjk & ~before).tolist()  # a word goes on from the previous character
+        self._starts_array = np.flatnonzero(word_char & (cjk | before))
+        self._glued_array = word_char & ~cjk & ~before  # a word goes on from the previous character
+        self.starts = self._starts_array.tolist()
+        self._glued = self._glued_array.tolist()
 
     def count(self, start: int, end: int) -> int:
         if end <= start:
             return 0
         n = bisect.bisect_left(self.starts, end) - bisect.bisect_left(self.starts, start)
         return n + 1 if self._glued[start] else n
+
+    def count_many(self, spans: Sequence[Span]) -> list[int]:
+        """`count` of every span: one array lookup for a long list (a level's parts, a run of words)."""
+        if len(spans) < _BATCH_FROM or not self.text:
+            return [self.count(s, e) for s, e in spans]
+        bounds = np.asarray(spans, dtype=np.int64)
+        starts, ends = bounds[:, 0], bounds[:, 1]
+        n = np.searchsorted(self._starts_array, ends) - np.searchsorted(self._starts_array, starts)
+        nonempty = ends > starts
+        n += nonempty & self._glued_array[np.where(nonempty, starts, 0)]
+        return np.where(nonempty, n, 0).tolist()
+
+
+#: below this many spans, counting them one by one is cheaper than building arrays
+_BATCH_FROM = 16
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from core import text as T
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.chunkers.splitting import keep_window
+from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, WORDS, keep_window, split_sized, split_to_cap
 from core.documents import Document
 from core.tokens import count_tokens, get_encoding
 
@@ -135,6 +135,20 @@ def test_word_index_counts_like_count_words():
     for s in range(len(text) + 1):
         for e in range(s, len(text) + 1):
             assert index.count(s, e) == T.count_words(text[s:e]), (s, e)
+    spans = [(s, e) for s in range(len(text) + 1) for e in range(len(text) + 1)]  # empty and reversed ones too
+    assert index.count_many(spans) == [T.count_words(text[s:e]) for s, e in spans]
+    assert T.WordIndex("").count_many([(0, 0)] * 20) == [0] * 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=TEXTS, cap=st.integers(1, 60), unit=st.sampled_from(["tokens", "words"]))
+def test_split_sized_reports_each_spans_measured_size(text, cap, unit):
+    """The splitter hands sizes up instead of measuring again: each must be the span's own measure."""
+    measure = TOKENS if unit == "tokens" else WORDS
+    sized = split_sized(text, 0, len(text), measure, cap, STRUCTURE_LEVELS)
+    assert [(s, e) for s, e, _ in sized] == split_to_cap(text, 0, len(text), measure, cap, STRUCTURE_LEVELS)
+    assert [n for *_, n in sized] == [measure.size(text, s, e) for s, e, _ in sized]
+    assert all(n <= cap or e - s == 1 for s, e, n in sized)  # a character can be more tokens than the cap
 
 
 @settings(max_examples=60, deadline=None)

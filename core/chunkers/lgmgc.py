@@ -20,7 +20,7 @@ from core.chunkers.base import Chunk, Chunker, Chunking, build_chunks, make_chun
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.documents import Document
 from core.errors import ConfigError
-from core.tokens import count_tokens
+from core.tokens import count_tokens_many
 
 
 def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> tuple[list[tuple[int, int]], list]:
@@ -98,13 +98,16 @@ class LogitsGuidedChunker(Chunker):
 
 def add_children(doc: Document, parents: list[Chunk], theta: int) -> list[Chunk]:
     """Parents followed by their children of at most θ/2 ("h") and θ/4 ("q") words, exact spans inside them."""
-    out = list(parents)
+    found: list[tuple[Chunk, str, int, int, int]] = []  # parent, child label, cap, start, end
     for p in parents:
         for label, cap in (("h", max(1, theta // 2)), ("q", max(1, theta // 4))):
             for j, (s, e) in enumerate(split_to_cap(doc.text, p.start, p.end, WORDS, cap, STRUCTURE_LEVELS)):
-                out.append(Chunk(doc.doc_id, s, e, doc.text[s:e], count_tokens(doc.text[s:e]), index=p.index,
-                                 parent_id=p.chunk_id, child=f"{label}{j}", meta={"level": f"theta/{theta // cap}"}))
-    return out
+                found.append((p, f"{label}{j}", cap, s, e))
+    texts = [doc.text[s:e] for *_, s, e in found]
+    children = [Chunk(doc.doc_id, s, e, text, n, index=p.index, parent_id=p.chunk_id, child=child,
+                      meta={"level": f"theta/{theta // cap}"})
+                for (p, child, cap, s, e), text, n in zip(found, texts, count_tokens_many(texts), strict=True)]
+    return [*parents, *children]
 
 
 @register

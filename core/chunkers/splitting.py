@@ -10,9 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core import text as T
-from core.tokens import TokenMap, count_tokens, token_char_offsets
+from core.tokens import TokenMap, count_tokens, count_tokens_many, token_char_offsets
 
 Span = tuple[int, int]
+SizedSpan = tuple[int, int, int]  # start, end, measured size
+#: one level of the recursive splitter: text, start, end -> its parts, non-empty and stripped of whitespace
 Splitter = Callable[[str, int, int], list[Span]]
 
 
@@ -26,6 +28,12 @@ class Measure:
         if self.unit == "tokens":
             return count_tokens(text[start:end])
         return T.word_index(text).count(start, end)
+
+    def sizes(self, text: str, spans: Sequence[Span]) -> list[int]:
+        """`size` of every span, in one batch (threads for tokens, one array lookup for words)."""
+        if self.unit == "tokens":
+            return count_tokens_many([text[s:e] for s, e in spans])
+        return T.word_index(text).count_many(spans)
 
 
 TOKENS = Measure("tokens")
@@ -98,17 +106,24 @@ def pack(text: str, units: Sequence[Span], measure: Measure, cap: int) -> list[S
     joining changed the count, gives back units from its end. Units bigger than `cap` alone pass unchanged
     (split them first).
     """
-    sizes = [measure.size(text, s, e) for s, e in units]
-    spans: list[Span] = []
+    sized = [(s, e, n) for (s, e), n in zip(units, measure.sizes(text, units), strict=True)]
+    return [(s, e) for s, e, _ in pack_sized(text, sized, measure, cap)]
+
+
+def pack_sized(text: str, units: Sequence[SizedSpan], measure: Measure, cap: int) -> list[SizedSpan]:
+    """`pack` of units whose sizes are known already; the packed spans come back with their measured sizes."""
+    spans: list[SizedSpan] = []
     i = 0
     while i < len(units):
-        j, total = i + 1, sizes[i]
-        while j < len(units) and total + sizes[j] <= cap:
-            total += sizes[j]
+        j, total = i + 1, units[i][2]
+        while j < len(units) and total + units[j][2] <= cap:
+            total += units[j][2]
             j += 1
-        while j - i > 1 and measure.size(text, units[i][0], units[j - 1][1]) > cap:
+        size = units[i][2] if j - i == 1 else measure.size(text, units[i][0], units[j - 1][1])
+        while j - i > 1 and size > cap:
             j -= 1
-        spans.append((units[i][0], units[j - 1][1]))
+            size = units[i][2] if j - i == 1 else measure.size(text, units[i][0], units[j - 1][1])
+        spans.append((units[i][0], units[j - 1][1], size))
         i = j
     return spans
 
@@ -119,21 +134,40 @@ def split_to_cap(text: str, start: int, end: int, measure: Measure, cap: int, le
     The last resort below every level is fixed token windows (tokens) or single words (words), so the cap holds
     for any input, including text without spaces or punctuation.
     """
-    start, end = T.strip_span(text, start, end)
+    return [(s, e) for s, e, _ in split_sized(text, start, end, measure, cap, levels)]
+
+
+def split_sized(text: str, start: int, end: int, measure: Measure, cap: int, levels: Sequence[Splitter],
+                size: int | None = None) -> list[SizedSpan]:
+    """`split_to_cap` with each span's measured size; `size`, when given, is the size of text[start:end].
+
+    Every piece is measured once: the parts of a level in one batch, and a packed span once more only when it
+    joins several pieces (the splitter used to measure each piece again at every level above it).
+    """
+    stripped = T.strip_span(text, start, end)
+    if stripped != (start, end):
+        start, end, size = stripped[0], stripped[1], None
     if end <= start:
         return []
-    if measure.size(text, start, end) <= cap:
-        return [(start, end)]
+    if size is None:
+        size = measure.size(text, start, end)
+    if size <= cap:
+        return [(start, end, size)]
     for depth, level in enumerate(levels):
         parts = level(text, start, end)
         if len(parts) > 1:
-            pieces: list[Span] = []
-            for ps, pe in parts:
-                pieces.extend(split_to_cap(text, ps, pe, measure, cap, levels[depth + 1 :]))
-            return pack(text, pieces, measure, cap)
+            pieces: list[SizedSpan] = []
+            for (ps, pe), n in zip(parts, measure.sizes(text, parts), strict=True):
+                if n <= cap:  # parts come stripped (see Splitter): one that fits is a piece as it is
+                    pieces.append((ps, pe, n))
+                else:
+                    pieces.extend(split_sized(text, ps, pe, measure, cap, levels[depth + 1 :], n))
+            return pack_sized(text, pieces, measure, cap)
     if measure.unit == "tokens":
-        return token_windows(text, start, end, cap)
-    return pack(text, T.words(text, start, end), measure, cap)
+        return [(s, e, count_tokens(text[s:e])) for s, e in token_windows(text, start, end, cap)]
+    words = T.words(text, start, end)
+    return pack_sized(text, [(s, e, n) for (s, e), n in zip(words, measure.sizes(text, words), strict=True)],
+                      measure, cap)
 
 
 STRUCTURE_LEVELS: tuple[Splitter, ...] = (T.paragraphs, T.lines, T.separator_sentences, T.words)
