@@ -40,13 +40,10 @@ import os
 import platform
 import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,6 +52,7 @@ from typing import Any
 import psutil
 
 from bench import run_cli, write_json
+from bench.local_servers import streamlit_app
 from core.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,12 +123,6 @@ def prepare_library(workspace: Path, docs: int, chars: int | None) -> dict[str, 
 # --- the app ------------------------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class RssSampler:
     """Peak RSS of a process tree (the app and anything it starts), sampled in a thread; `mark()` starts a new
     window whose peak `window_peak` reports, while `peak` keeps the whole run's."""
@@ -195,41 +187,6 @@ def cpu_split(app_pid: int) -> tuple[float, float]:
             with contextlib.suppress(psutil.Error):
                 client += _cpu_seconds(child)
     return app, client
-
-
-@contextlib.contextmanager
-def running_app(workspace: Path, port: int, timeout: float = 120.0):
-    """`streamlit run app.py` on loopback with CHUNKLENS_WORKSPACE=workspace; yields (process, url, start seconds)."""
-    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace), "HF_HUB_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
-    log_path = workspace / "streamlit-load.log"
-    log = log_path.open("w")
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise ChunkLensError(f"streamlit did not start (see {log_path})") from None
-                time.sleep(0.2)
-        yield proc, url, time.perf_counter() - t0
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 # --- sessions -----------------------------------------------------------------------------------------------------
@@ -525,10 +482,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             workspace = args.workspace.resolve()
             workspace.mkdir(parents=True, exist_ok=True)
         prepared = prepare_library(workspace, args.docs, args.chars)
-        proc, url, start_seconds = stack.enter_context(running_app(workspace, free_port()))
+        app = stack.enter_context(streamlit_app(workspace, log_path=workspace / "streamlit-load.log"))
+        url, start_seconds = app.url, app.start_seconds
         print(f"app on {url}, workspace {workspace}; warm-up session ({prepared['documents']} manual(s) through "
               f"{len(prepared['specs'])} chunkers)…", file=sys.stderr, flush=True)
-        sampler = RssSampler(proc.pid).start()
+        sampler = RssSampler(app.proc.pid).start()
         rss_idle = sampler.rss()
         try:
             levels, warm, rss_warm = asyncio.run(drive(

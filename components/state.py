@@ -10,7 +10,7 @@ import os
 
 import streamlit as st
 
-from core.errors import ChunkLensError
+from core.errors import ChunkLensError, StoreError
 from core.library import Library, new_library_id, valid_library_id
 from core.settings import Settings, load_settings
 from core.workbench import Corpus, Services, build_services, make_corpus
@@ -42,6 +42,10 @@ def services() -> Services | None:
     digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]  # the key itself is never a cache label
     try:
         return _services(settings().model_dump_json(exclude=_UPLOAD_ONLY), digest, key)
+    except StoreError as exc:
+        st.error(f"Vector store unavailable: {exc}. Your documents and settings are kept; chunking and questions "
+                 "work again once the store answers (reload the page).")
+        return None
     except ChunkLensError as exc:
         st.error(f"Settings problem: {exc}")
         return None

@@ -76,6 +76,13 @@ def _batches(items: Sequence[str], size: int):
         yield i, items[i : i + size]
 
 
+def by_length(texts: Sequence[str]) -> list[int]:
+    """Positions of `texts`, shortest first. A model pads each batch to its longest text, and sentence-transformers
+    sorts only within one `encode` call: slicing unsorted texts into calls left ~25% of MiniLM's time on padding
+    (13.4 s against 10.7 s for the same 1,713 sentences in one call)."""
+    return sorted(range(len(texts)), key=lambda i: len(texts[i]))
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, with an explicit long-text policy.
 
@@ -131,9 +138,11 @@ class SentenceTransformerEmbedder:
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.model.get_embedding_dimension()), dtype=np.float32)
-        for i, batch in _batches(texts, self.batch_size * 4):
+        order = by_length(texts)
+        for i, batch in _batches([texts[k] for k in order], self.batch_size * 4):
+            rows = order[i : i + len(batch)]
             if self.long_text == "truncate":
-                out[i : i + len(batch)] = self._encode(batch)
+                out[rows] = self._encode(batch)
             else:
                 pieces: list[str] = []
                 owners: list[int] = []
@@ -145,7 +154,7 @@ class SentenceTransformerEmbedder:
                 pooled = np.zeros((len(batch), vecs.shape[1]), dtype=np.float32)
                 np.add.at(pooled, owners, vecs)
                 pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-                out[i : i + len(batch)] = pooled
+                out[rows] = pooled
             if progress:
                 progress(min(i + len(batch), len(texts)), len(texts))
         return out
@@ -246,6 +255,7 @@ class CachedEmbedder:
         keys = [EmbeddingCache.key(self.key, t) for t in texts]
         found = self.cache.get_many(list(dict.fromkeys(keys)))
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        missing = [missing[i] for i in by_length(missing)]  # batches of similar length (see `by_length`)
         for start, batch in _batches(missing, self.save_every):
             report = (lambda d, _n, s=start: progress(s + d, len(missing))) if progress else None
             vecs = self.inner.embed(batch, report)

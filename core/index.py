@@ -61,7 +61,8 @@ def make_client(settings: StoreSettings) -> Any:
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - connection and file errors of many kinds
-        raise ConfigError(f"cannot open {settings.describe()} ({_first_line(exc)}); {settings.advice()}") from exc
+        # a store that is down or unwritable is not a wrong setting: StoreError, like a failure while in use
+        raise StoreError(f"cannot open {settings.describe()} ({_first_line(exc)}); {settings.advice()}") from exc
 
 
 def _first_line(exc: BaseException, limit: int = 160) -> str:

@@ -12,11 +12,9 @@ import argparse
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -56,27 +54,19 @@ def chunking_and_queries(workspace: Path) -> None:
 def first_render(workspace: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    port = 8599
-    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace)}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--server.port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_until_healthy(port, 200)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            for label in ("first load", "second load"):
-                page = browser.new_page()
-                t0 = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}")
-                page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
-                print(f"home page rendered in chromium ({label}): {time.perf_counter() - t0:.2f} s")
-                page.close()
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    from bench.local_servers import streamlit_app
+
+    with streamlit_app(workspace) as app, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        for label in ("first load", "second load"):
+            page = browser.new_page()
+            t0 = time.perf_counter()
+            page.goto(app.url)
+            page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
+            print(f"home page rendered in chromium ({label}): {time.perf_counter() - t0:.2f} s")
+            page.close()
+        browser.close()
 
 
 #: chunkers that load the local model: lg / lgmgc score with it, chop (CNM backend "local") chats with it. chop
@@ -93,16 +83,6 @@ def report_phase(rss: Any, label: str, started: float) -> None:
     rss.mark()
 
 
-def wait_until_healthy(port: int, tries: int) -> None:
-    """Poll the Streamlit server's health endpoint every 0.2 s, at most `tries` times."""
-    for _ in range(tries):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-            return
-        except OSError:
-            time.sleep(0.2)
-
-
 def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | None = None) -> None:
     """The app's peak RSS (streamlit process and any children; not the browser) while chromium drives it through
     the sample set (or one uploaded `document`, when a busy machine makes the set too slow) with chunkers that load
@@ -110,85 +90,70 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
     from playwright.sync_api import sync_playwright
 
     from bench.load import RssSampler
+    from bench.local_servers import streamlit_app
     from core.settings import Settings, save_settings
 
     save_settings(Settings(workspace=str(workspace), llm="local", scorer_dtype=scorer_dtype), workspace)
-    port = 8598
-    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace)}
-    log = (workspace / "streamlit.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
+    app = streamlit_app(workspace, log_path=workspace / "streamlit.log")
     print(f"app memory: CNM backend local, scorer {scorer_dtype}, chunkers {specs}", flush=True)
-    try:
-        with RssSampler(proc.pid) as rss, sync_playwright() as p:
-            t0 = time.perf_counter()
-            wait_until_healthy(port, 300)
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"http://127.0.0.1:{port}")
-            page.get_by_role("heading", name="ChunkLens").wait_for(timeout=120_000)
-            report_phase(rss, "app started, home page", t0)
+    t0 = time.perf_counter()
+    with app, RssSampler(app.proc.pid) as rss, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app.url)
+        page.get_by_role("heading", name="ChunkLens").wait_for(timeout=120_000)
+        report_phase(rss, "app started, home page", t0)
 
-            def nav(title: str) -> None:
-                page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
-                page.get_by_role("heading", name=title).first.wait_for(timeout=120_000)
+        def nav(title: str) -> None:
+            page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+            page.get_by_role("heading", name=title).first.wait_for(timeout=120_000)
 
-            t0 = time.perf_counter()
-            nav("Documents")
-            if document is None:
-                page.get_by_role("button", name="Load the sample set").click()
-                page.get_by_text("Loaded 7 manuals").wait_for(timeout=120_000)
-            else:
-                page.locator("input[type=file]").set_input_files(str(document))
-                page.get_by_role("button", name="Add uploaded files").click()
-                page.get_by_text("Added 1 document").wait_for(timeout=120_000)
-            report_phase(rss, "documents loaded", t0)
+        t0 = time.perf_counter()
+        nav("Documents")
+        if document is None:
+            page.get_by_role("button", name="Load the sample set").click()
+            page.get_by_text("Loaded 7 manuals").wait_for(timeout=120_000)
+        else:
+            page.locator("input[type=file]").set_input_files(str(document))
+            page.get_by_role("button", name="Add uploaded files").click()
+            page.get_by_text("Added 1 document").wait_for(timeout=120_000)
+        report_phase(rss, "documents loaded", t0)
 
-            t0 = time.perf_counter()
-            nav("Chunk & compare")
-            chosen = page.get_by_test_id("stMultiSelect").first
-            chosen.wait_for(timeout=600_000)  # the page builds the services (MiniLM, Chroma) first
-            chosen.click()
-            for _ in range(20):  # drop the default chunkers
-                page.keyboard.press("Backspace")
-            page.keyboard.press("Escape")
-            extra = page.get_by_label("More chunkers with parameters (comma separated)")
-            extra.fill(", ".join(specs.split(",")))
-            extra.press("Enter")
-            page.wait_for_timeout(1500)
-            page.get_by_role("button", name="Run chunkers").click()
-            page.get_by_text("Ran ").first.wait_for(timeout=3_600_000)
-            status = page.get_by_text("Ran ").first.inner_text()
-            report_phase(rss, f"chunked ({status.strip()})", t0)
+        t0 = time.perf_counter()
+        nav("Chunk & compare")
+        chosen = page.get_by_test_id("stMultiSelect").first
+        chosen.wait_for(timeout=600_000)  # the page builds the services (MiniLM, Chroma) first
+        chosen.click()
+        for _ in range(20):  # drop the default chunkers
+            page.keyboard.press("Backspace")
+        page.keyboard.press("Escape")
+        extra = page.get_by_label("More chunkers with parameters (comma separated)")
+        extra.fill(", ".join(specs.split(",")))
+        extra.press("Enter")
+        page.wait_for_timeout(1500)
+        page.get_by_role("button", name="Run chunkers").click()
+        page.get_by_text("Ran ").first.wait_for(timeout=3_600_000)
+        status = page.get_by_text("Ran ").first.inner_text()
+        report_phase(rss, f"chunked ({status.strip()})", t0)
 
-            t0 = time.perf_counter()
-            nav("Query")
-            if document is None:
-                page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
-                page.get_by_role("option").nth(1).click()
-            else:
-                page.get_by_label("Question").fill("How do I clean the filter?")
-                page.get_by_label("Question").press("Enter")
-                page.wait_for_timeout(1000)
-            page.get_by_role("button", name="Ask every chunker").click()
-            page.get_by_text("This session's questions").wait_for(timeout=600_000)
-            report_phase(rss, "one question asked", t0)
-            browser.close()
-        peak = rss.peak / 2**20
-        verdict = "met" if peak < MEMORY_TARGET_MB else "MISSED"
-        print(f"peak memory of the app (streamlit process tree, RSS): {peak:,.0f} MB "
-              f"(target under {MEMORY_TARGET_MB:,} MB: {verdict})", flush=True)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        t0 = time.perf_counter()
+        nav("Query")
+        if document is None:
+            page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
+            page.get_by_role("option").nth(1).click()
+        else:
+            page.get_by_label("Question").fill("How do I clean the filter?")
+            page.get_by_label("Question").press("Enter")
+            page.wait_for_timeout(1000)
+        page.get_by_role("button", name="Ask every chunker").click()
+        page.get_by_text("This session's questions").wait_for(timeout=600_000)
+        report_phase(rss, "one question asked", t0)
+        browser.close()
+    peak = rss.peak / 2**20
+    verdict = "met" if peak < MEMORY_TARGET_MB else "MISSED"
+    print(f"peak memory of the app (streamlit process tree, RSS): {peak:,.0f} MB "
+          f"(target under {MEMORY_TARGET_MB:,} MB: {verdict})", flush=True)
 
 
 def main() -> None:

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.chroma_server import free_port, wait_for_http
+from bench.local_servers import ChildServer, free_port
 
 FAULTS = ("ok", "429", "500", "slow", "close", "not_json", "no_choices", "prose")
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,26 +157,21 @@ class Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": f"unknown fault {fault!r}"}})
 
 
-class FaultServer:
+class FaultServer(ChildServer):
     """The fault server as a child process; `start` waits until it answers, `kill` is SIGKILL."""
 
     def __init__(self, port: int | None = None, exit_after: int | None = None, delay: float = 0.0) -> None:
-        self.port = port or free_port()
+        port = port or free_port()
+        cmd = [sys.executable, "-m", "tests.fault_server", "--port", str(port), "--delay", str(delay)]
+        if exit_after is not None:
+            cmd += ["--exit-after", str(exit_after)]
+        super().__init__(cmd, port, "/v1/models", "fault server", timeout=20.0)
         self.exit_after = exit_after
         self.delay = delay
-        self.proc: subprocess.Popen | None = None
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> FaultServer:
-        cmd = [sys.executable, "-m", "tests.fault_server", "--port", str(self.port), "--delay", str(self.delay)]
-        if self.exit_after is not None:
-            cmd += ["--exit-after", str(self.exit_after)]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_http(f"{self.base_url}/models", self.proc, 20.0, "fault server")
-        return self
+        return f"{self.url}/v1"
 
     def _call(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         import urllib.request
@@ -199,12 +193,6 @@ class FaultServer:
     def requests(self) -> int:
         """Chat requests served since the last `script` (every fault counts, retries too)."""
         return sum(self.stats()["served"].values())
-
-    def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-        if self.proc:
-            self.proc.wait(timeout=10)
 
     def wait_dead(self, timeout: float = 30.0) -> None:
         assert self.proc is not None

@@ -3,45 +3,27 @@
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.chroma_server import free_port, wait_for_http
+from bench.local_servers import ChildServer, free_port
 
 
-class LlamaServer:
+class LlamaServer(ChildServer):
     def __init__(self, log_dir: Path, port: int | None = None) -> None:
         from core.llm.local_model import bundled_gguf
 
-        self.port = port or free_port()
+        port = port or free_port()
         self.gguf = bundled_gguf()
-        self.log_path = log_dir / f"llama-server-{self.port}.log"
-        self.proc: subprocess.Popen | None = None
+        super().__init__([sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias",
+                          "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads",
+                          "2"], port, "/v1/models", "llama.cpp server", log_path=log_dir / f"llama-server-{port}.log",
+                         timeout=120.0)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self, timeout: float = 120.0) -> LlamaServer:
-        log = self.log_path.open("a")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias", "smollm2",
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048", "--n_threads", "2"],
-            stdout=log, stderr=subprocess.STDOUT,
-        )
-        wait_for_http(f"{self.base_url}/models", self.proc, timeout, f"llama.cpp server (see {self.log_path})")
-        return self
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        return f"{self.url}/v1"
 
 
 @contextlib.contextmanager
@@ -50,4 +32,4 @@ def llama_server(log_dir: Path) -> Iterator[LlamaServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.stop(grace=10)

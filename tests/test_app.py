@@ -145,3 +145,22 @@ def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
     assert (saved.eos_mode, saved.scorer_dtype) == ("paragraph", "bfloat16")
     assert build_services(saved).scorer.key.endswith(":paragraph:bfloat16")
     assert "p(paragraph) bfloat16" in build_services(saved).scorer.label
+
+
+def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypatch):
+    """A Chroma server that does not answer is reported as the store's failure, not as bad settings, and the
+    documents already added stay listed."""
+    from bench.local_servers import free_port
+    from core.settings import Settings, save_settings
+
+    ws = tmp_path / "ws"
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(ws))
+    save_settings(Settings(workspace=str(ws), chroma_server=f"127.0.0.1:{free_port()}"), ws)
+    at = load_sample(AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run())
+    at.switch_page("pages/chunks.py").run()
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("Vector store unavailable: cannot open chroma server 127.0.0.1:")
+    assert "Settings problem" not in error
+    at.switch_page("pages/documents.py").run()
+    assert len(at.dataframe[0].value) == 7

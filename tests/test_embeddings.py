@@ -74,3 +74,20 @@ def test_cache_skips_known_texts(minilm, tmp_path):
     second = again.embed(["beta", "alpha"])
     assert again.stats.computed == 0
     assert np.array_equal(first[1], second[0]) and np.array_equal(first[0], second[1])
+
+
+def test_texts_batched_by_length_come_back_in_their_own_order(tmp_path):
+    """Texts are embedded shortest first (less padding) in several calls; each vector must still be its text's,
+    through the cache as well."""
+    from core.embeddings import SentenceTransformerEmbedder, by_length
+
+    sizes = [(40, "filter"), (2, "battery"), (90, "camera"), (1, "remote"), (15, "warranty"), (60, "timer"), (5, "fan")]
+    texts = [("word " * n).strip() + f" {topic}" for n, topic in sizes]
+    assert [len(texts[i]) for i in by_length(texts)] == sorted(len(t) for t in texts)
+    for long_text in ("truncate", "window"):
+        small = SentenceTransformerEmbedder(long_text=long_text, batch_size=1)  # slices of 4: two calls
+        alone = np.stack([small.embed([t])[0] for t in texts])
+        assert np.allclose(small.embed(texts), alone, atol=1e-5)
+        cached = CachedEmbedder(small, EmbeddingCache(tmp_path / f"{long_text}.sqlite"), save_every=3)
+        assert np.allclose(cached.embed(texts[:2]), alone[:2], atol=1e-5)
+        assert np.allclose(cached.embed(texts), alone, atol=1e-5)

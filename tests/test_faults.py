@@ -20,7 +20,7 @@ import pytest
 
 from core.chunkers.base import ChunkerContext, make_chunker
 from core.documents import Document
-from core.errors import ConfigError, StoreError
+from core.errors import StoreError
 from core.index import StoreSettings, VectorStore
 from core.llm.base import AnswerCache, LLMClient, LLMError
 from core.llm.cnm import PromptedCnm
@@ -218,7 +218,7 @@ def test_chroma_server_down_is_a_clear_error(tmp_path, cached_minilm):
     message = str(err.value)
     assert message.startswith(f"chroma server 127.0.0.1:{server.port} failed while looking for an index")
     assert f"check that the server runs (chroma run --port {server.port})" in message and "\n" not in message
-    with pytest.raises(ConfigError, match=f"cannot open chroma server 127.0.0.1:{server.port} .*check that"):
+    with pytest.raises(StoreError, match=f"cannot open chroma server 127.0.0.1:{server.port} .*check that"):
         VectorStore(StoreSettings(host="127.0.0.1", port=server.port))
 
 

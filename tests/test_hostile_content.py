@@ -6,10 +6,7 @@ the app sends, and every Markdown body allowed to carry HTML, must hold the esca
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import tomllib
 import urllib.error
 import urllib.request
@@ -17,7 +14,7 @@ import urllib.request
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.chroma_server import free_port, wait_for_http
+from bench.local_servers import streamlit_app
 from tests.conftest import ROOT
 from tests.test_app import click
 
@@ -104,16 +101,8 @@ def _put_upload(base: str, headers: dict[str, str]) -> tuple[int, bytes]:
 @pytest.mark.slow
 def test_the_running_server_refuses_an_upload_without_the_xsrf_token(tmp_path):
     """The app as scripts/run-app.sh starts it (from the project folder, so .streamlit/config.toml applies)."""
-    port = free_port()
-    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(tmp_path / "ws"), "HF_HUB_OFFLINE": "1"}
-    log = (tmp_path / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_http(f"{base}/_stcore/health", proc, 60, "streamlit")
+    with streamlit_app(tmp_path / "ws", log_path=tmp_path / "streamlit.log") as app:
+        base = app.url
         assert _put_upload(base, {}) == (403, b"XSRF token missing or invalid")
         forged = {"X-Xsrftoken": "abc124", "Cookie": "_streamlit_xsrf=abc123"}  # a token that is not the cookie's
         assert _put_upload(base, forged)[0] == 403
@@ -121,7 +110,3 @@ def test_the_running_server_refuses_an_upload_without_the_xsrf_token(tmp_path):
         # 403s above are the XSRF check's
         status, body = _put_upload(base, {"X-Xsrftoken": "abc123", "Cookie": "_streamlit_xsrf=abc123"})
         assert status == 400 and b"session" in body.lower()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        log.close()

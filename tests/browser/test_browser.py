@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench.local_servers import streamlit_app
 from core.workbench import DEFAULT_SPECS
-from tests.chroma_server import free_port, wait_for_http
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -27,21 +25,9 @@ SHOTS = Path(os.environ.get("CHUNKLENS_SCREENSHOTS", ROOT / "artifacts" / "scree
 def app_url(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is not installed (scripts/setup.sh --test installs it)")
-    port = free_port()
     ws = tmp_path_factory.mktemp("browser-ws")
-    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(ws), "HF_HUB_OFFLINE": "1"}
-    log = (ws / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_for_http(f"{url}/_stcore/health", proc, 60, f"streamlit (see {log.name})")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
+    with streamlit_app(ws, log_path=ws / "streamlit.log") as app:
+        yield app.url
 
 
 @pytest.fixture(scope="module")
