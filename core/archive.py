@@ -7,7 +7,9 @@ Layout, format version 1 (manifest.json says so; any other version is refused):
     libraries/<lib>/order.json           the library's documents in order
     libraries/<lib>/texts/<doc>.json     each document's extracted text
     libraries/<lib>/originals/<doc>.ext  each uploaded file as it came
-    libraries/<lib>/dataset.json         {"sample": "qa"} when the library is the bundled sample set
+    libraries/<lib>/dataset.json         {"sample": "qa"} when the library is the bundled sample set, or
+                                         {"name": ...} for another QA set, whose questions follow
+    libraries/<lib>/questions.jsonl      that set's questions about these documents (qa-spans v1 lines)
     libraries/<lib>/cnm_edits/<run>.json hand-corrected CHOP tags (core.cnm_edits.EditLog)
     chunk_runs/<run>.json                cached chunk runs of these documents
 
@@ -37,9 +39,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.cnm_edits import CnmEdit, EditLog
-from core.datasets import joined
+from core.datasets import joined, questions_jsonl
 from core.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
-from core.errors import ChunkLensError
+from core.errors import ChunkLensError, DatasetError
 from core.library import Library, valid_doc_id, valid_library_id
 from core.llm.cnm import CNM
 from core.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
@@ -53,9 +55,13 @@ _LIB = r"[a-z0-9]{6,32}"
 _DOC = r"[A-Za-z0-9._-]{1,80}"
 _MEMBER = re.compile(
     rf"^(?:(?P<settings>settings\.json)|chunk_runs/(?P<run>{_RUN})\.json"
-    rf"|libraries/(?P<lib>{_LIB})/(?:(?P<order>order\.json)|(?P<dataset>dataset\.json)|texts/(?P<text>{_DOC})\.json"
+    rf"|libraries/(?P<lib>{_LIB})/(?:(?P<order>order\.json)|(?P<dataset>dataset\.json)|(?P<questions>questions\.jsonl)"
+    rf"|texts/(?P<text>{_DOC})\.json"
     rf"|originals/(?P<original>{_DOC})|cnm_edits/(?P<edits>{_RUN})\.json))$"
 )
+
+#: the kinds of member under libraries/<lib>/ (named groups of _MEMBER)
+_LIBRARY_PARTS = ("order", "dataset", "questions", "text", "original", "edits")
 
 
 @dataclass
@@ -114,6 +120,9 @@ def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
     folder = lib.dataset_folder()
     if folder is not None and folder.resolve() == sample_folder().resolve():
         zf.writestr(f"{base}/dataset.json", json.dumps({"sample": "qa"}))
+    elif folder is not None and (ds := lib.dataset()) is not None and ds.questions:
+        zf.writestr(f"{base}/dataset.json", json.dumps({"name": ds.name}))
+        zf.writestr(f"{base}/questions.jsonl", questions_jsonl(ds.questions))
     log = EditLog(lib.edits_dir)
     for key in log.run_keys():
         zf.write(log.path(key), f"{base}/cnm_edits/{key}.json")
@@ -188,7 +197,7 @@ def _document(data: Any, doc_id: str) -> Document:
 
 
 def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
-                    report: ImportReport) -> None:
+                    datasets_root: Path, report: ImportReport) -> None:
     have = {d.doc_id: d for d in lib.documents()}
     order = _json(zf, parts["order"]["order.json"]) if "order.json" in parts["order"] else list(parts["text"])
     for doc_id in order if isinstance(order, list) else []:
@@ -210,10 +219,7 @@ def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipI
             have[doc_id] = doc
             report.added.append(f"document {doc_id}")
     if "dataset.json" in parts["dataset"]:
-        marker = _json(zf, parts["dataset"]["dataset.json"])
-        if marker == {"sample": "qa"} and lib.dataset_folder() is None:
-            lib.set_dataset_folder(sample_folder())
-            report.added.append("the sample set's questions")
+        _import_questions(zf, parts, lib, datasets_root, report)
     log = EditLog(lib.edits_dir)
     for key, info in parts["edits"].items():
         if log.path(key).exists():
@@ -234,6 +240,26 @@ def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipI
         for batch in batches:
             log.append(key, str(data.get("spec", ""))[:200], batch)
         report.added.append(f"CNM edits for run {key[:8]}")
+
+
+def _import_questions(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
+                      datasets_root: Path, report: ImportReport) -> None:
+    """The library's QA set: the bundled sample set by reference, another set from its questions.jsonl (checked
+    against the imported documents). A library that has a set already keeps it."""
+    marker = _json(zf, parts["dataset"]["dataset.json"])
+    if lib.dataset_folder() is not None:
+        report.skipped.append("QA set: this library has its own; kept it")
+    elif marker == {"sample": "qa"}:
+        lib.set_dataset_folder(sample_folder())
+        report.added.append("the sample set's questions")
+    elif isinstance(marker, dict) and isinstance(marker.get("name"), str) and "questions.jsonl" in parts["questions"]:
+        name = marker["name"][:80]
+        try:
+            ds = lib.attach_questions(datasets_root, name, read_member(zf, parts["questions"]["questions.jsonl"]))
+        except DatasetError as exc:
+            report.skipped.append(f"QA set {name}: not usable ({str(exc)[:120]})")
+            return
+        report.added.append(f"QA set {name}: {len(ds.questions)} questions")
 
 
 def _import_runs(zf: zipfile.ZipFile, runs: dict[str, zipfile.ZipInfo], ws: Workspace, report: ImportReport) -> None:
@@ -301,12 +327,12 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings
             elif m["run"]:
                 runs[m["run"]] = info
             else:
-                kind = next(k for k in ("order", "dataset", "text", "original", "edits") if m[k])
-                group = libs.setdefault(m["lib"], {k: {} for k in ("order", "dataset", "text", "original", "edits")})
+                kind = next(k for k in _LIBRARY_PARTS if m[k])
+                group = libs.setdefault(m["lib"], {k: {} for k in _LIBRARY_PARTS})
                 group[kind][m[kind]] = info
         try:
             for lib_id, parts in libs.items():
-                _import_library(zf, parts, Library(ws.uploads, into or lib_id), report)
+                _import_library(zf, parts, Library(ws.uploads, into or lib_id), ws.datasets, report)
             _import_runs(zf, runs, ws, report)
             if settings_info is not None and settings_root is not None:
                 _import_settings(zf, settings_info, ws, settings_root, report)

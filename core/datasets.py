@@ -108,6 +108,18 @@ def load_dataset(folder: str | Path) -> QADataset:
     return QADataset(root.name, list(docs.values()), questions, source=str(root))
 
 
+def questions_jsonl(questions: list[Question]) -> bytes:
+    """`questions` as the lines of a qa-spans v1 questions.jsonl (what `load_dataset` reads back)."""
+    lines = []
+    for q in questions:
+        obj: dict[str, Any] = {"qid": q.qid, "question": q.question,
+                               "references": [{"doc_id": r.doc_id, "start": r.start, "end": r.end}
+                                              for r in q.references]}
+        obj.update({k: v for k, v in (("answer", q.answer), ("product", q.product)) if v is not None})
+        lines.append(json.dumps({**q.extra, **obj}, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def joined(dataset: QADataset) -> QADataset:
     """The dataset as one continuous stream: documents joined, gold spans moved into stream offsets."""
     stream = join_documents(dataset.documents, doc_id=f"{dataset.name}-stream")

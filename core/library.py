@@ -179,6 +179,29 @@ class Library:
         shutil.rmtree(old, ignore_errors=True)
         return self.load_dataset(folder)
 
+    def attach_questions(self, datasets_root: Path, name: str, questions: bytes) -> QADataset:
+        """Give the library's own documents (as they are, originals and pages kept) the questions of a qa-spans
+        v1 set: the set is written beside the other saved sets under a name of its own, checked first (every
+        gold span must lie in one of these documents), and only then remembered. Raises `DatasetError`."""
+        base = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "set"
+        folder = datasets_root / base
+        while folder.exists():
+            folder = datasets_root / f"{base}-{secrets.token_hex(3)}"
+        scratch = datasets_root / f".upload-{secrets.token_hex(4)}"
+        scratch.mkdir(parents=True)
+        try:
+            corpus = [json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False)
+                      for d in self.documents()]
+            (scratch / "corpus.jsonl").write_text("\n".join(corpus) + "\n", encoding="utf-8")
+            (scratch / "questions.jsonl").write_bytes(questions)
+            load_dataset(scratch)
+        except DatasetError as exc:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise DatasetError(str(exc).replace(str(scratch), folder.name)) from exc
+        scratch.rename(folder)
+        self.set_dataset_folder(folder)
+        return load_dataset(folder)
+
     def dataset(self) -> QADataset | None:
         """The library as a QA set: its documents, plus the questions of the set they came from whose gold
         documents are still here unchanged. None when the library did not come from a QA set."""

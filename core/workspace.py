@@ -38,3 +38,8 @@ class Workspace:
     @property
     def uploads(self) -> Path:
         return self.root / "uploads"
+
+    @property
+    def datasets(self) -> Path:
+        """qa-spans v1 sets uploaded in the app or brought in by an archive (created on first use)."""
+        return self.root / "datasets"

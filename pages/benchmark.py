@@ -24,7 +24,7 @@ with st.expander("Use another qa-spans v1 set"):
     questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
     if st.button("Load this set", disabled=not (corpus_file and questions_file)):
         try:
-            lib.load_uploaded_dataset(services.workspace.root / "datasets", name, corpus_file.getvalue(),
+            lib.load_uploaded_dataset(services.workspace.datasets, name, corpus_file.getvalue(),
                                       questions_file.getvalue())
             st.success(f"Loaded {name}; its documents are now the library's documents.")
             dataset = lib.dataset()

@@ -107,6 +107,50 @@ def test_import_merges_and_never_overwrites(source, tmp_path):
     assert sum(s.startswith("chunk run") for s in again.skipped) == 2
 
 
+def test_an_uploaded_qa_set_travels_with_its_library(tmp_path):
+    """A set uploaded on the Benchmark page (not the bundled sample) is exported as its questions and comes
+    back attached to the imported documents; questions that do not fit the documents are refused, not half
+    imported."""
+    ws = Workspace.open(tmp_path / "a")
+    lib = Library(ws.uploads, new_library_id())
+    corpus = "\n".join(json.dumps({"doc_id": d, "title": d.upper(), "text": t}) for d, t in [
+        ("kettle", "Descale the kettle every month with citric acid."), ("fan", "The fan has three speeds.")])
+    questions = "\n".join(json.dumps(q) for q in [
+        {"qid": "q1", "question": "How often do I descale?", "references": [{"doc_id": "kettle", "start": 0,
+                                                                          "end": 31}], "product": "K1"},
+        {"qid": "q2", "question": "How many speeds?", "references": [{"doc_id": "fan", "start": 4, "end": 25}],
+         "answer": "three", "difficulty": "easy"}])
+    lib.load_uploaded_dataset(ws.datasets, "my set", corpus.encode(), questions.encode())
+    before = lib.dataset()
+    data = export_archive(ws, None, [lib.id])
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert json.loads(zf.read(f"libraries/{lib.id}/dataset.json")) == {"name": "my-set"}
+
+    fresh = Workspace.open(tmp_path / "b")
+    mine = Library(fresh.uploads, new_library_id())
+    report = import_archive(data, fresh, into=mine.id)
+    assert "QA set my-set: 2 questions" in report.added and report.skipped == []
+    after = mine.dataset()
+    assert [d.text for d in after.documents] == [d.text for d in before.documents]
+    assert after.questions == before.questions
+    assert [q.extra for q in after.questions] == [{}, {"difficulty": "easy"}]
+    again = import_archive(data, fresh, into=mine.id)
+    assert "QA set: this library has its own; kept it" in again.skipped
+
+    broken = io.BytesIO()  # the same archive, with a gold span past the end of its document
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(broken, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename.endswith("questions.jsonl"):
+                body = body.replace(b'"end": 25', b'"end": 2500')
+            dst.writestr(item, body)
+    other = Library(fresh.uploads, new_library_id())
+    report = import_archive(broken.getvalue(), fresh, into=other.id)
+    [refused] = [s for s in report.skipped if s.startswith("QA set")]
+    assert "outside 'fan'" in refused and other.dataset_folder() is None
+    assert len(other.documents()) == 2  # the documents are imported all the same
+
+
 def test_a_library_export_holds_only_its_own_runs(source):
     ws, lib, _, settings = source
     other = Library(ws.uploads, new_library_id())
