@@ -141,11 +141,9 @@ def _drive_memory_run(page: Any, url: str, rss: Any, specs: str, document: Path 
     nav("Chunk & compare")
     chosen = page.get_by_test_id("stMultiSelect").first
     chosen.wait_for(timeout=600_000)  # the page builds the services (MiniLM, Chroma) first
-    tags = chosen.locator('[data-baseweb="tag"]')
-    for _ in range(5):  # drop the default chunkers (a rerun of the page can swallow key presses: check)
-        chosen.click()
-        for _ in range(tags.count()):
-            page.keyboard.press("Backspace")
+    tags = chosen.locator('[aria-label^="Remove "]')  # one per selected chunker
+    for _ in range(5):  # drop the default chunkers (a rerun of the page can swallow a click: check)
+        chosen.get_by_label("Clear all").click()
         page.keyboard.press("Escape")
         page.wait_for_timeout(1000)
         if tags.count() == 0:
@@ -159,6 +157,8 @@ def _drive_memory_run(page: Any, url: str, rss: Any, specs: str, document: Path 
     page.get_by_role("button", name="Run chunkers").click()
     page.get_by_text("Ran ").first.wait_for(timeout=3_600_000)
     status = page.get_by_text("Ran ").first.inner_text()
+    if not status.strip().startswith(f"Ran {len(specs.split(','))} chunker"):
+        raise RuntimeError(f"expected the {specs} chunkers only, the page says {status.strip()!r}")
     report_phase(rss, f"chunked ({status.strip()})", t0)
 
     t0 = time.perf_counter()
