@@ -17,6 +17,22 @@ from core.workbench import Corpus, Services, build_services, make_corpus
 from core.workspace import Workspace
 
 
+def through_app() -> None:
+    """Make sure a page runs inside app.py's navigation (sidebar, settings, library id).
+
+    Streamlit starts every server in its old multipage mode when a `pages/` folder exists, and leaves it only once
+    some session runs app.py's `st.navigation`. So the first visitor after a start who opens a page's own address
+    (/documents?lib=...) got that file run on its own, under Streamlit's generated navigation. A page that finds
+    itself run that way switches the server to app.py's navigation and reruns, which lands on the same page
+    (matched by its url_path) the proper way. Streamlit offers no public switch for this, hence the class flag.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def settings() -> Settings:
     if "settings" not in st.session_state:
         st.session_state["settings"] = load_settings()

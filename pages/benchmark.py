@@ -11,6 +11,7 @@ from components import charts, state
 from core.errors import ChunkLensError
 from core.workbench import DEFAULT_SPECS, benchmark
 
+state.through_app()
 st.header("Benchmark")
 services = state.services()
 if services is None:

@@ -11,6 +11,7 @@ from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers
 
+state.through_app()
 st.header("Chunk & compare")
 corpus = state.corpus()
 if not corpus.documents:

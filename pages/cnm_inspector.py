@@ -15,6 +15,7 @@ from core.errors import ChunkLensError
 from core.pipeline import run_key
 from core.workbench import apply_cnm_edits, evaluate_result, replay_cnm_edits
 
+state.through_app()
 st.header("CNM inspector")
 corpus = state.corpus()
 services = state.services()

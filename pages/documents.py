@@ -12,6 +12,7 @@ from core.errors import ChunkLensError
 from core.tokens import count_tokens
 from core.workbench import sample_folder
 
+state.through_app()
 st.header("Documents")
 lib = state.library()
 limits = state.settings()

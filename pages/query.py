@@ -9,6 +9,7 @@ from components import state
 from components.html import cnm_badges_html, esc, marked_text_html
 from core.workbench import ask_all, gold_overlap
 
+state.through_app()
 st.header("Query")
 corpus = state.corpus()
 results = {s: r for s, r in state.runs(corpus).items() if r.ok}

@@ -75,3 +75,25 @@ def test_sample_set_all_chunkers_and_a_question(app_url, browser):
         assert page.get_by_text(f"{spec} ·").count() >= 1, f"no results shown for {spec}"
     page.screenshot(path=str(SHOTS / "4-query.png"), full_page=True)
     assert not page.get_by_test_id("stException").count()
+
+
+def test_a_page_address_opened_first_after_a_start_gets_the_apps_navigation(tmp_path, browser):
+    """The first visitor after a server start who opens a page's own address (a bookmark of /documents?lib=...)
+    gets that page inside the app (its navigation, the Settings sidebar) with the library of the link, not the
+    page file run alone under Streamlit's generated navigation."""
+    from core.library import Library, new_library_id
+    from core.workspace import Workspace
+
+    ws = Workspace.open(tmp_path / "ws")
+    lib = Library(ws.uploads, new_library_id())
+    lib.add([("kettle-notes.md", b"# Kettle\n\nDescale the kettle every month.")])
+    with streamlit_app(ws.root, log_path=tmp_path / "streamlit.log") as app:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{app.url}/documents?lib={lib.id}")
+        page.get_by_role("heading", name="Documents").wait_for(timeout=60_000)
+        page.get_by_text("kettle-notes").first.wait_for(state="attached", timeout=30_000)  # a data grid cell
+        entries = [line.strip() for line in page.get_by_test_id("stSidebarNav").inner_text().splitlines()]
+        assert "Chunk & compare" in entries and "app" not in entries  # the app's titles, not the file names
+        assert page.get_by_text("Settings").count() >= 1
+        assert f"lib={lib.id}" in page.url
+        page.close()
