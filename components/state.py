@@ -25,10 +25,11 @@ def through_app() -> None:
     (/documents?lib=...) got that file run on its own, under Streamlit's generated navigation. A page that finds
     itself run that way switches the server to app.py's navigation and reruns, which lands on the same page
     (matched by its url_path) the proper way. Streamlit offers no public switch for this, hence the class flag.
+    AppTest resets that flag before every run and has no address (`st.context.url`), so there the page just runs.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    if PagesManager.uses_pages_directory and st.context.url:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
