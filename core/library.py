@@ -36,6 +36,26 @@ def upload_name(name: str) -> str:
     return base or "upload"
 
 
+def _set_folder_name(name: str) -> str:
+    """The folder name a saved QA set gets from the name a user gave it."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "set"
+
+
+def _checked_set(datasets_root: Path, shown_as: str, corpus: bytes, questions: bytes) -> Path:
+    """A scratch folder under `datasets_root` holding the set, returned only once `load_dataset` accepts it. A bad
+    set raises `DatasetError` naming it `shown_as` (never the scratch path), and the scratch folder is removed."""
+    scratch = datasets_root / f".upload-{secrets.token_hex(4)}"
+    scratch.mkdir(parents=True)
+    try:
+        (scratch / "corpus.jsonl").write_bytes(corpus)
+        (scratch / "questions.jsonl").write_bytes(questions)
+        load_dataset(scratch)
+    except DatasetError as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise DatasetError(str(exc).replace(str(scratch), shown_as)) from exc
+    return scratch
+
+
 def new_library_id() -> str:
     return secrets.token_hex(6)
 
@@ -162,16 +182,8 @@ class Library:
         """Check an uploaded qa-spans v1 set in a scratch folder first, and only then put it in place of any set
         of the same name and load it. A bad set (spans outside their documents, broken lines) raises
         `DatasetError` and leaves both the library and the saved set it may share a name with as they were."""
-        folder = datasets_root / (re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "set")
-        scratch = datasets_root / f".upload-{secrets.token_hex(4)}"
-        scratch.mkdir(parents=True)
-        try:
-            (scratch / "corpus.jsonl").write_bytes(corpus)
-            (scratch / "questions.jsonl").write_bytes(questions)
-            load_dataset(scratch)
-        except DatasetError as exc:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise DatasetError(str(exc).replace(str(scratch), folder.name)) from exc
+        folder = datasets_root / _set_folder_name(name)
+        scratch = _checked_set(datasets_root, folder.name, corpus, questions)
         old = datasets_root / f".old-{secrets.token_hex(4)}"
         if folder.exists():
             folder.rename(old)
@@ -183,22 +195,13 @@ class Library:
         """Give the library's own documents (as they are, originals and pages kept) the questions of a qa-spans
         v1 set: the set is written beside the other saved sets under a name of its own, checked first (every
         gold span must lie in one of these documents), and only then remembered. Raises `DatasetError`."""
-        base = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "set"
+        base = _set_folder_name(name)
         folder = datasets_root / base
         while folder.exists():
             folder = datasets_root / f"{base}-{secrets.token_hex(3)}"
-        scratch = datasets_root / f".upload-{secrets.token_hex(4)}"
-        scratch.mkdir(parents=True)
-        try:
-            corpus = [json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False)
-                      for d in self.documents()]
-            (scratch / "corpus.jsonl").write_text("\n".join(corpus) + "\n", encoding="utf-8")
-            (scratch / "questions.jsonl").write_bytes(questions)
-            load_dataset(scratch)
-        except DatasetError as exc:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise DatasetError(str(exc).replace(str(scratch), folder.name)) from exc
-        scratch.rename(folder)
+        corpus = "".join(json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n"
+                         for d in self.documents())
+        _checked_set(datasets_root, folder.name, corpus.encode("utf-8"), questions).rename(folder)
         self.set_dataset_folder(folder)
         return load_dataset(folder)
 
