@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from core import text as T
 from core.chunkers.base import Chunker, Chunking, build_chunks, register
-from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_to_cap
+from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
 from core.documents import Document
 from core.errors import ConfigError
 from core.llm.base import ChatRequest, LLMError
@@ -38,10 +38,9 @@ class LumberChunker(Chunker):
             raise ConfigError("lumber: group_tokens must be at least 50")
 
     def chunk(self, doc: Document) -> Chunking:
-        units: list[tuple[int, int]] = []
-        for s, e in T.paragraphs(doc.text):  # paragraphs longer than a group are split first
-            units.extend(split_to_cap(doc.text, s, e, TOKENS, self.group_tokens, STRUCTURE_LEVELS[1:]))
-        sizes = [TOKENS.size(doc.text, s, e) for s, e in units]
+        sized = [piece for s, e in T.paragraphs(doc.text)  # paragraphs longer than a group are split first
+                 for piece in split_sized(doc.text, s, e, TOKENS, self.group_tokens, STRUCTURE_LEVELS[1:])]
+        units, sizes = [(s, e) for s, e, _ in sized], [n for *_, n in sized]
         spans, decisions = [], []
         i = 0
         while i < len(units):

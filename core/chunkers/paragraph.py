@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core import text as T
 from core.chunkers.base import Chunker, Chunking, build_chunks, register
-from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, pack, split_to_cap
+from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, pack_sized, split_sized
 from core.documents import Document
 from core.errors import ConfigError
 
@@ -31,14 +31,15 @@ class ParagraphChunker(Chunker):
             raise ConfigError("paragraph: theta (words per chunk) must be at least 1")
 
     def chunk(self, doc: Document) -> Chunking:
-        spans: list[tuple[int, int]] = []
-        run: list[tuple[int, int]] = []  # consecutive paragraphs that fit θ, merged by `pack`
-        for s, e in T.paragraphs(doc.text):
-            if T.count_words(doc.text[s:e]) <= self.theta:
-                run.append((s, e))
+        paragraphs = T.paragraphs(doc.text)
+        spans: list[SizedSpan] = []
+        run: list[SizedSpan] = []  # consecutive paragraphs that fit θ, merged by `pack_sized`
+        for (s, e), n in zip(paragraphs, WORDS.sizes(doc.text, paragraphs), strict=True):
+            if n <= self.theta:
+                run.append((s, e, n))
                 continue
-            spans.extend(pack(doc.text, run, WORDS, self.theta))
+            spans.extend(pack_sized(doc.text, run, WORDS, self.theta))
             run = []
-            spans.extend(split_to_cap(doc.text, s, e, WORDS, self.theta, STRUCTURE_LEVELS[1:]))
-        spans.extend(pack(doc.text, run, WORDS, self.theta))
-        return Chunking(build_chunks(doc, spans))
+            spans.extend(split_sized(doc.text, s, e, WORDS, self.theta, STRUCTURE_LEVELS[1:], n))
+        spans.extend(pack_sized(doc.text, run, WORDS, self.theta))
+        return Chunking(build_chunks(doc, [(s, e) for s, e, _ in spans]))
