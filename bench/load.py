@@ -39,7 +39,6 @@ import math
 import os
 import platform
 import re
-import shutil
 import sys
 import tempfile
 import threading
@@ -52,13 +51,10 @@ from typing import Any
 import psutil
 
 from bench import run_cli, write_json
-from bench.local_servers import streamlit_app
+from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
 from core.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 LIB_ID = "loadbench01"
 RSS_INTERVAL = 0.1
 #: error elements Streamlit draws: an uncaught exception, and st.error boxes

@@ -1,5 +1,6 @@
 """Servers started as child processes on loopback: the app (`streamlit run app.py`) and the real services the tests
-run against (a `chroma run` server, llama.cpp's OpenAI-compatible server, the fault server).
+run against (a `chroma run` server, llama.cpp's OpenAI-compatible server, the fault server); and the Debian
+chromium that the browser tests and benchmarks drive the app with (`CHROMIUM`, `CHROMIUM_ARGS`).
 
 The tests, `bench.load` and `scripts/bench_app.py` all need the same three steps (pick a free port, start the
 process with its output in a log, wait until an HTTP path answers, then stop it, politely or with SIGKILL), so
@@ -9,6 +10,7 @@ they live here once.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,6 +21,10 @@ from pathlib import Path
 from core.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: headless on a CI box as root: no sandbox, no GPU, nothing fetched in the background
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
 
 class ServerStartError(ChunkLensError):

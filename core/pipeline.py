@@ -65,15 +65,11 @@ def run_key(docs: Sequence[Document], identity: str) -> str:
     return hashlib.sha256(f"{corpus_fingerprint(docs)}|{identity}".encode()).hexdigest()[:32]
 
 
-def _run_key(docs: Sequence[Document], chunker: Chunker) -> str:
-    return run_key(docs, chunker.identity)
-
-
 def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path | None = None,
                     progress: ProgressFn | None = None) -> ChunkRun:
     """Chunk every document (or load the same run from the cache)."""
     started = time.perf_counter()
-    cache_file = cache_dir / f"{_run_key(docs, chunker)}.json" if cache_dir else None
+    cache_file = cache_dir / f"{run_key(docs, chunker.identity)}.json" if cache_dir else None
     if cache_file and cache_file.exists():
         try:
             data = json.loads(cache_file.read_text(encoding="utf-8"))

@@ -54,11 +54,10 @@ def chunking_and_queries(workspace: Path) -> None:
 def first_render(workspace: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from bench.local_servers import streamlit_app
+    from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
 
     with streamlit_app(workspace) as app, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for label in ("first load", "second load"):
             page = browser.new_page()
             t0 = time.perf_counter()
@@ -90,7 +89,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
     from playwright.sync_api import sync_playwright
 
     from bench.load import RssSampler
-    from bench.local_servers import streamlit_app
+    from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
     from core.settings import Settings, save_settings
 
     save_settings(Settings(workspace=str(workspace), llm="local", scorer_dtype=scorer_dtype), workspace)
@@ -98,8 +97,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
     print(f"app memory: CNM backend local, scorer {scorer_dtype}, chunkers {specs}", flush=True)
     t0 = time.perf_counter()
     with app, RssSampler(app.proc.pid) as rss, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             _drive_memory_run(page, app.url, rss, specs, document, t0)

@@ -7,17 +7,15 @@ saves screenshots (under artifacts/screenshots, or $CHUNKLENS_SCREENSHOTS).
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from bench.local_servers import streamlit_app
+from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
 from core.workbench import DEFAULT_SPECS
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = Path(os.environ.get("CHUNKLENS_SCREENSHOTS", ROOT / "artifacts" / "screenshots"))
 
 
@@ -35,9 +33,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
 
