@@ -49,12 +49,17 @@ class Plan:
         self.delay = delay
         self.served: Counter[str] = Counter()
         self.answers = 0  # good answers sent
+        self.granted = 0  # good answers promised to requests so far (sent or being sent)
 
     def next(self) -> str:
         with self.lock:
             fault = self.queue.pop(0) if self.queue else self.default
-            if fault == "ok" and self.exit_after is not None and self.answers >= self.exit_after:
-                fault = "dead"  # the process is about to die: never answer this one
+            if fault == "ok" and self.exit_after is not None:
+                # counted when promised, not when sent: two requests in flight must not both get the last answer
+                if self.granted >= self.exit_after:
+                    fault = "dead"  # the process is about to die: never answer this one
+                else:
+                    self.granted += 1
             self.served[fault] += 1
             return fault
 
@@ -116,7 +121,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.plan.default = body.get("default", "ok")
                 self.plan.retry_after = int(body.get("retry_after", 1))
                 self.plan.served.clear()
-                self.plan.answers = 0
+                self.plan.answers = self.plan.granted = 0
             self._json(200, {"ok": True})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
