@@ -68,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--scorer-dtype", choices=DTYPES, default="float32",
                        help="lg/lgmgc scorer precision (bfloat16: faster on CPUs with AVX-512 BF16)")
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
+    bench.add_argument("--retrieval", default=None, metavar="dense|bm25|hybrid",
+                       help="how every chunker is searched (default: hybrid): MiniLM cosine, BM25 over the same "
+                            "embedded text, or both fused")
+    bench.add_argument("--fusion", default=None, metavar="rrf|weighted",
+                       help="hybrid: reciprocal-rank fusion (default) or a weighted sum of min-max scores")
+    bench.add_argument("--lexical-weight", default=None, metavar="W",
+                       help="hybrid: the lexical side's weight, 0 to 1 (default 0.5)")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     table = sub.add_parser("table", help="print a bench JSON report as a Markdown table")
     table.add_argument("report", type=Path, help="a file written by bench --out")
@@ -120,6 +127,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from core.index import StoreSettings, VectorStore
     from core.workspace import Workspace
 
+    retrieval = retrieval_settings(args.retrieval, args.fusion, args.lexical_weight)  # fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.doc_ids:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
@@ -157,7 +165,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for ds in datasets:
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
-        options = BenchOptions(args.k, args.qualify_queries, args.join, llm, scorer, chat)
+        options = BenchOptions(args.k, args.qualify_queries, args.join, llm, scorer, chat, retrieval)
         report = bench_dataset(ds, args.chunkers, options, embedder, store, ws, progress)
         reports.append(report)
         print(format_table(report))
@@ -168,6 +176,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def retrieval_settings(mode: str | None, fusion: str | None, weight: str | None):
+    """The --retrieval / --fusion / --lexical-weight flags as RetrievalSettings (a bad value is a ConfigError)."""
+    from core.errors import ConfigError
+    from core.retrieval import RetrievalSettings
+    from core.settings import Settings
+
+    defaults = Settings()
+    try:
+        w = defaults.lexical_weight if weight is None else float(weight)
+    except ValueError as exc:
+        raise ConfigError(f"--lexical-weight takes a number between 0 and 1 (got '{weight}')") from exc
+    return RetrievalSettings(mode or defaults.retrieval, fusion or defaults.fusion, w)
 
 
 def _dummy_context():

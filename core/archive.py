@@ -188,7 +188,8 @@ def _document(data: Any, doc_id: str) -> Document:
                        source=str(data.get("source") or ""),
                        page_starts=[int(x) for x in data.get("page_starts") or []],
                        segments=[Segment(**s) for s in data.get("segments") or []],
-                       notes=[str(n) for n in data.get("notes") or []])
+                       notes=[str(n) for n in data.get("notes") or []],
+                       outline=[(int(o), int(lv), str(t)) for o, lv, t in data.get("outline") or []])
     except (TypeError, ValueError) as exc:
         raise ChunkLensError(f"document {doc_id}: not a document record") from exc
     if not doc.text.strip():

@@ -4,14 +4,15 @@ The JSON it writes is a contract other tools script against:
 {"dataset": str, "embedder": str, "results": {"<chunker>": {"hit@K": .., "mrr@K": .., "ndcg@K": .., "dcg@K": ..,
  "recall@K": .., "span_recall@K": .., "span_precision@K": .., "span_iou@K": .., "n_chunks": int,
  "mean_chunk_tokens": float, "seconds": {"chunk": .., "embed": .., "index": .., "query": ..}}}}
-plus extra keys (standard deviations, settings). With several --data folders the file holds a list of them.
+plus extra keys (standard deviations, `wrong_doc@K`, settings, and "retrieval": {"mode": "dense"|"bm25"|"hybrid",
+...} at the top level). With several --data folders the file holds a list of them.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core import text as T
@@ -21,11 +22,12 @@ from core.chunkers.lgmgc import split_statistics
 from core.datasets import QADataset, joined
 from core.documents import Document
 from core.embeddings import Embedder
-from core.evaluation import evaluate
+from core.evaluation import evaluate, source_resolver
 from core.index import VectorStore
+from core.lexical import LexicalStore
 from core.metrics import Span
 from core.pipeline import ProgressFn, chunk_documents, index_run
-from core.retrieval import Retriever, cnm_policy_for
+from core.retrieval import RetrievalSettings, Retriever, cnm_policy_for
 from core.workspace import Workspace
 
 
@@ -37,6 +39,7 @@ class BenchOptions:
     llm: Any = None  # CNM backend for chop (core.llm.factory.make_cnm_backend)
     scorer: Any = None  # next-token scorer for lg / lgmgc (core.llm.scoring.EosScorer)
     chat: Any = None  # chat client for lumber (core.llm.base.LLMClient)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)  # one mode for every chunker
 
 
 def _llm_totals(llm: Any) -> tuple[int, int, int]:
@@ -66,6 +69,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     refs = [(q.qid, q.references) for q in data.questions]
     max_k = max(options.ks)
     context = ChunkerContext(embedder=embedder, llm=options.llm, scorer=options.scorer, chat=options.chat)
+    lexical = LexicalStore(workspace.lexical) if options.retrieval.uses_lexical else None
+    source_of = source_resolver(data.documents)
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
@@ -73,10 +78,12 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         llm_service = options.chat if "chat" in chunker.needs else options.llm
         llm_before = _llm_totals(llm_service)
         run = chunk_documents(data.documents, chunker, workspace.chunk_runs, progress)
-        indexed = index_run(run, data.documents, embedder, store, progress)
+        indexed = index_run(run, data.documents, embedder, store, progress, lexical)
         policy = cnm_policy_for(chunker, options.llm)
         t0 = time.perf_counter()
-        hits = Retriever(store, indexed.collection, run.chunks, embedder, policy).search_many(queries, max_k)
+        retriever = Retriever(store, indexed.collection, run.chunks, embedder, policy, options.retrieval,
+                              indexed.lexical)
+        hits = retriever.search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
         calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
         passes = sum(t.get("forward_passes", 0) for t in run.traces.values())
@@ -86,7 +93,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         words = sum(t.get("words", 0) for t in run.traces.values())
         retrieved = [[h.chunk for h in found] for found in hits]
         scores, _ = evaluate(refs, [[Span(c.doc_id, c.start, c.end) for c in got] for got in retrieved],
-                             run.spans(), options.ks)
+                             run.spans(), options.ks, source_of)
         parents = run.parents()
         n = len(parents)
         results[spec] = {
@@ -95,8 +102,10 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "n_children": len(run.children()),
             "mean_chunk_tokens": sum(c.token_count for c in parents) / n if n else 0.0,
             "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
-                        "query": query_seconds},
-            "cached": {"chunks": run.from_cache, "collection": indexed.reused},
+                        "query": query_seconds,
+                        **({"lexical": indexed.lexical_seconds} if lexical is not None else {})},
+            "cached": {"chunks": run.from_cache, "collection": indexed.reused,
+                       **({"lexical": not indexed.lexical_built} if lexical is not None else {})},
             "vectors_computed": indexed.vectors_computed,
             "config": chunker.spec,
             "llm": getattr(llm_service, "label", None) if uses_llm else None,
@@ -121,6 +130,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         "qualify_queries": options.qualify_queries,
         "joined": options.join,
         "store": store.settings.describe(),
+        "retrieval": options.retrieval.describe(),
         "results": results,
     }
 
@@ -128,19 +138,22 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
 def format_table(report: dict[str, Any]) -> str:
     """A plain-text table of the headline metrics, one row per chunker."""
     ks = report["k"]
-    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou")]
+    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou", "wrong_doc")]
     results = report["results"]
     extra = [c for c in ("llm_calls", "boundary_f1", "forward_passes") if any(r.get(c) for r in results.values())]
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []
     for name, r in results.items():
         s = r["seconds"]
-        rows.append([name, str(r["n_chunks"]), f"{r['mean_chunk_tokens']:.0f}", *[f"{r[c]:.3f}" for c in cols],
+        rows.append([name, str(r["n_chunks"]), f"{r['mean_chunk_tokens']:.0f}",
+                     *["-" if r.get(c) is None else f"{r[c]:.3f}" for c in cols],
                      *["-" if r.get(c) is None else f"{r[c]:.3g}" for c in extra],
                      f"{s['chunk']:.1f}", f"{s['embed']:.1f}", f"{s['index']:.1f}", f"{s['query']:.2f}"])
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    mode = report.get("retrieval", {}).get("mode", "dense")
     lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents, "
-             f"embedder {report['embedder']}" + (", product-qualified queries" if report["qualify_queries"] else "")]
+             f"embedder {report['embedder']}, retrieval {mode}"
+             + (", product-qualified queries" if report["qualify_queries"] else "")]
     for row in [header, *rows]:
         lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
     return "\n".join(lines)

@@ -65,6 +65,8 @@ class Document:
     page_starts: list[int] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # loaded, but the user should know (e.g. a guessed encoding)
+    #: a PDF's outline (bookmarks) as [offset, level, title], each at the start of the page it points to
+    outline: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def fingerprint(self) -> str:
@@ -108,8 +110,9 @@ def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int
         raise DocumentError(f"{name}: the file is empty")
     notes: list[str] = []
     page_starts: list[int] = []
+    outline: list[tuple[int, int, str]] = []
     if suffix == ".pdf":
-        text, page_starts = _pdf_text(name, data)
+        text, page_starts, outline = _pdf_text(name, data)
         empty = "no text layer (a scanned PDF? run OCR on it first)"
     elif suffix == ".docx":
         text = _docx_text(name, data)
@@ -121,7 +124,7 @@ def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int
         raise DocumentError(f"{name}: {empty}")
     stem = Path(name).stem
     return Document(doc_id=doc_id or slugify(stem), title=stem, text=text, source=name, page_starts=page_starts,
-                    notes=notes)
+                    notes=notes, outline=outline)
 
 
 def check_size(name: str, size: int, max_bytes: int = MAX_FILE_BYTES) -> None:
@@ -225,8 +228,8 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError,
                                                AttributeError, OverflowError)
 
 
-def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
-    """Text of every page joined by blank lines, with each page's start offset."""
+def _pdf_text(name: str, data: bytes) -> tuple[str, list[int], list[tuple[int, int, str]]]:
+    """Text of every page joined by blank lines, with each page's start offset and the outline (bookmarks)."""
     import pypdf
     from pypdf.errors import DependencyError, DeprecationError, PyPdfError
 
@@ -239,6 +242,7 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
             if reader.is_encrypted:
                 _decrypt(name, reader)
             pages = [page.extract_text() or "" for page in reader.pages]
+            marks = _outline(reader)
     except DocumentError:
         raise
     except DependencyError as exc:
@@ -255,7 +259,29 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, list[int]]:
         page = _normalise_newlines(page).strip("\n")
         parts.append(page)
         pos += len(page) + len(JOIN_SEPARATOR)
-    return JOIN_SEPARATOR.join(parts), starts
+    outline = [(starts[page], level, title) for page, level, title in marks if 0 <= page < len(starts)]
+    return JOIN_SEPARATOR.join(parts), starts, outline
+
+
+def _outline(reader) -> list[tuple[int, int, str]]:
+    """(page index, level, title) of every bookmark; an outline pypdf cannot read is left out, not an error."""
+    out: list[tuple[int, int, str]] = []
+
+    def walk(items, level: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, level + 1)
+                continue
+            page = reader.get_destination_page_number(item)
+            title = " ".join(str(getattr(item, "title", "") or "").split())
+            if page is not None and title:
+                out.append((page, level, title[:200]))
+
+    try:
+        walk(reader.outline, 1)
+    except Exception:  # noqa: BLE001 - damaged outlines fail in many ways; the text is what matters
+        return []
+    return out
 
 
 class _PdfProblems(logging.Handler):

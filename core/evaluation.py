@@ -6,14 +6,39 @@ Evaluation only sees spans: what a chunker did, and how retrieval ranked its chu
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from core import metrics as M
+from core.documents import Document
 from core.metrics import Span
+
+SourceOf = Callable[[Span], str]  # which source document a span comes from (a joined stream's segment)
+
+
+def same_document(span: Span) -> str:
+    return span.doc_id
+
+
+def source_resolver(documents: Sequence[Document]) -> SourceOf:
+    """Spans of a joined stream belong to the segment holding their midpoint; other spans to their document."""
+    segments = {d.doc_id: d.segments for d in documents if d.segments}
+    if not segments:
+        return same_document
+    starts = {doc_id: [s.start for s in segs] for doc_id, segs in segments.items()}
+
+    def source(span: Span) -> str:
+        segs = segments.get(span.doc_id)
+        if not segs:
+            return span.doc_id
+        i = bisect.bisect_right(starts[span.doc_id], (span.start + span.end) // 2) - 1
+        return segs[max(i, 0)].doc_id
+
+    return source
 
 
 class RelevanceCounter:
@@ -40,8 +65,10 @@ class QuestionScore:
 
 
 def score_question(qid: str, retrieved: Sequence[Span], refs: Sequence[Span], n_relevant: int,
-                   ks: Sequence[int]) -> QuestionScore:
+                   ks: Sequence[int], source_of: SourceOf = same_document) -> QuestionScore:
     rel = M.relevance(retrieved, refs)
+    got_docs = [source_of(s) for s in retrieved]
+    gold_docs = {source_of(r) for r in refs}
     values: dict[str, float] = {}
     for k in ks:
         spans = M.span_scores(retrieved[:k], refs)
@@ -54,6 +81,7 @@ def score_question(qid: str, retrieved: Sequence[Span], refs: Sequence[Span], n_
             f"span_recall@{k}": spans.recall,
             f"span_precision@{k}": spans.precision,
             f"span_iou@{k}": spans.iou,
+            f"wrong_doc@{k}": M.wrong_doc_at_k(got_docs, gold_docs, k),
         })
     return QuestionScore(qid, rel, n_relevant, values)
 
@@ -76,11 +104,12 @@ def aggregate(scores: Sequence[QuestionScore], ks: Sequence[int]) -> dict[str, f
 
 
 def evaluate(questions_refs: Sequence[tuple[str, Sequence[Span]]], retrieved: Sequence[Sequence[Span]],
-             index_spans: Sequence[Span], ks: Sequence[int]) -> tuple[dict[str, float], list[QuestionScore]]:
+             index_spans: Sequence[Span], ks: Sequence[int],
+             source_of: SourceOf = same_document) -> tuple[dict[str, float], list[QuestionScore]]:
     """Score every question's ranked spans; returns the aggregate and the per-question scores."""
     counter = RelevanceCounter(index_spans)
     scores = [
-        score_question(qid, got, refs, counter.count(refs), ks)
+        score_question(qid, got, refs, counter.count(refs), ks, source_of)
         for (qid, refs), got in zip(questions_refs, retrieved)
     ]
     return aggregate(scores, ks), scores

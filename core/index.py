@@ -192,6 +192,15 @@ class VectorStore:
                 out.append([(cid, 1.0 - float(d)) for cid, d in zip(ids, dists)])
         return out
 
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of `ids` (to give a lexical hit its exact cosine score)."""
+        if not ids:
+            return {}
+        with self._guard("reading vectors", "then run the chunkers again if the index was lost"):
+            col, _ = self._opened(name)
+            got = col.get(ids=list(ids), include=["embeddings"])
+            return {cid: np.asarray(v, dtype=np.float32) for cid, v in zip(got["ids"], got["embeddings"])}
+
     def delete(self, name: str) -> None:
         self._open.pop(name, None)
         with self._guard(f"deleting index {name}"):

@@ -126,3 +126,13 @@ def span_scores(retrieved: Sequence[Span], refs: Sequence[Span]) -> SpanScores:
         precision=numerator / retrieved_chars if retrieved_chars else 0.0,
         iou=numerator / (retrieved_chars + total(unused)) if retrieved_chars + total(unused) else 0.0,
     )
+
+
+def wrong_doc_at_k(retrieved_docs: Sequence[str], gold_docs: Iterable[str], k: int) -> float:
+    """Collisions: the share of the top-k hits that come from a document holding none of the question's gold
+    references (the failure CHOP targets). Over the hits actually returned, at most k; 0.0 when there are none."""
+    top = retrieved_docs[:k]
+    if not top:
+        return 0.0
+    gold = set(gold_docs)
+    return sum(1 for d in top if d not in gold) / len(top)

@@ -20,6 +20,7 @@ from core.chunkers.base import Chunk, Chunker
 from core.documents import Document
 from core.embeddings import Embedder
 from core.index import VectorStore, collection_name
+from core.lexical import LexicalIndex, LexicalStore, lexical_name
 from core.metrics import Span
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
@@ -81,7 +82,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
     chunks: list[Chunk] = []
     traces: dict[str, dict[str, Any]] = {}
     for i, doc in enumerate(docs):
-        result = chunker.chunk(doc)
+        result = chunker.run(doc)
         chunks.extend(result.chunks)
         if result.trace:
             traces[doc.doc_id] = result.trace
@@ -104,11 +105,25 @@ class IndexedRun:
     reused: bool
     texts_embedded: int
     vectors_computed: int = 0  # of those, how many the embedder really computed (the rest came from its cache)
+    lexical: LexicalIndex | None = None  # BM25 over the same texts, when a lexical store was given
+    lexical_seconds: float = 0.0  # building (or loading) it
+    lexical_built: bool = False  # False: it came from the workspace or from memory
 
 
 def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
-              progress: ProgressFn | None = None) -> IndexedRun:
-    """Embed a chunk run and store it, or reuse the complete collection already built from the same inputs."""
+              progress: ProgressFn | None = None, lexical: LexicalStore | None = None) -> IndexedRun:
+    """Embed a chunk run and store it, or reuse the complete collection already built from the same inputs;
+    with a lexical store, also build (or reuse) the run's BM25 index over exactly the embedded texts."""
+    indexed = _dense_index(run, docs, embedder, store, progress)
+    if lexical is not None:
+        t0 = time.perf_counter()
+        indexed.lexical, indexed.lexical_built = lexical.get(lexical_name(indexed.collection), run.index_units())
+        indexed.lexical_seconds = time.perf_counter() - t0
+    return indexed
+
+
+def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
+                 progress: ProgressFn | None) -> IndexedRun:
     name = collection_name(corpus_fingerprint(docs), run.identity, embedder.key)
     units = run.index_units()
     if store.has_complete(name, len(units)):

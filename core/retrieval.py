@@ -1,11 +1,24 @@
-"""Top-k retrieval over an indexed chunk run: embed the question, ask the store, map ids back to chunks.
+"""Top-k retrieval over an indexed chunk run: dense (Chroma), lexical (BM25) or both fused; CNM-aware search.
 
-CNM-aware retrieval (beyond the CHOP paper, which only prefixes): the question's own CNM is extracted with the
-same backend, then either
-- "filter": only chunks whose CNM model matches the question's model are searched (Chroma `where` filter;
-  questions without a model, or with a model no chunk carries, are searched unfiltered), or
-- "boost": a wider pool is fetched and each chunk's cosine score is raised by `boost` for a model match
-  (half of it for a category match only), then re-ranked.
+Retrieval modes, one for every chunker of a comparison so that it stays fair (`RetrievalSettings`):
+- "dense": embed the question, ask Chroma for the nearest chunks by cosine (the original behaviour, unchanged).
+- "bm25": BM25 over the same text the chunks were embedded with (`core.lexical`).
+- "hybrid": both candidate lists, `pool` deep, fused either by reciprocal rank (RRF: w_d / (60 + rank_d) +
+  w_l / (60 + rank_l)) or by a weighted sum of min-max normalised scores ((1 - w) * dense + w * lexical, a chunk
+  missing from one list scoring 0 there). w is `lexical_weight` in both.
+
+CNM-aware retrieval (beyond the CHOP paper, which only prefixes) composes with every mode. The question's own
+CNM is extracted with the same backend, then either
+- "filter": only chunks whose CNM model matches the question's model are searched, on both sides (a Chroma
+  `where` filter and a mask over the BM25 scores; questions without a model, or with a model no chunk carries,
+  are searched unfiltered), or
+- "boost": a wider pool is ranked and each chunk's score is raised by `boost` for a model match (half of it for
+  a category match only). Dense scores are cosines; fused and BM25 scores are first min-max normalised over the
+  pool, so the same boost means the same on every scale.
+
+Multi-granular runs (children indexed) score a parent by its best child, in every mode.
+With `explain`, every hit also carries its dense rank and cosine and its lexical rank and BM25 score, whatever
+the mode (the app shows them side by side).
 """
 
 from __future__ import annotations
@@ -18,8 +31,52 @@ import numpy as np
 
 from core.chunkers.base import Chunk
 from core.embeddings import Embedder
+from core.errors import ConfigError
 from core.index import VectorStore
+from core.lexical import LexicalIndex
 from core.llm.rules import models_match
+
+MODES = ("dense", "bm25", "hybrid")
+FUSIONS = ("rrf", "weighted")
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """How every chunker of a comparison is searched. The default lexical weight was chosen by measurement
+    across the shared sets (README, "Retrieval modes")."""
+
+    mode: str = "dense"
+    fusion: str = "rrf"
+    lexical_weight: float = 0.5
+    rrf_k: int = 60
+    pool: int = 100  # candidates taken from each side before fusing or boosting (at least 10 * k)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"retrieval mode must be one of {', '.join(MODES)} (got '{self.mode}')")
+        if self.fusion not in FUSIONS:
+            raise ConfigError(f"fusion must be one of {', '.join(FUSIONS)} (got '{self.fusion}')")
+        if not 0.0 <= self.lexical_weight <= 1.0:
+            raise ConfigError(f"lexical weight must be between 0 and 1 (got {self.lexical_weight})")
+        if self.rrf_k < 1 or self.pool < 1:
+            raise ConfigError("rrf_k and pool must be at least 1")
+
+    @property
+    def uses_lexical(self) -> bool:
+        return self.mode != "dense"
+
+    def describe(self) -> dict[str, Any]:
+        """What a report records under "retrieval"."""
+        out: dict[str, Any] = {"mode": self.mode}
+        if self.mode == "hybrid":
+            out.update(fusion=self.fusion, lexical_weight=self.lexical_weight, pool=self.pool)
+            if self.fusion == "rrf":
+                out["rrf_k"] = self.rrf_k
+        elif self.mode == "bm25":
+            out["pool"] = self.pool
+        if self.uses_lexical:
+            out["lexical"] = "bm25s lucene k1=1.5 b=0.75; snowball english, CJK character bigrams"
+        return out
 
 
 @dataclass
@@ -27,9 +84,14 @@ class Hit:
     chunk: Chunk
     score: float
     rank: int
-    similarity: float = 0.0  # the plain cosine similarity, before any CNM boost
+    similarity: float = 0.0  # the plain cosine similarity (dense mode), before any CNM boost
     cnm_match: float | None = None
     children: list[tuple[Chunk, float]] = field(default_factory=list)  # multi-granular: the child hits behind it
+    unit_id: str = ""  # the indexed unit behind the score: the chunk itself, or a parent's best child
+    dense_rank: int | None = None  # 1-based, among the searched chunks; None: beyond the candidate pool
+    dense_score: float | None = None  # cosine similarity
+    lexical_rank: int | None = None  # 1-based; None: no query token occurs in the chunk
+    lexical_score: float | None = None  # BM25
 
 
 @dataclass
@@ -47,6 +109,18 @@ class QueryCnm:
     models: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Candidate:
+    """One indexed unit in a fused ranking, with where it stood on each side."""
+
+    cid: str
+    score: float
+    dense_rank: int | None = None
+    dense_score: float | None = None
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+
+
 def cnm_policy_for(chunker: Any, backend: Any) -> CnmPolicy | None:
     """The CNM-aware search a chunker's spec asks for (`chop:retrieval=filter|boost`), or None."""
     mode = getattr(chunker, "retrieval", "off")
@@ -61,6 +135,54 @@ def cnm_match(question: dict[str, Any], chunk: dict[str, Any]) -> float:
     return 0.5 if qc and cc and qc.lower() == cc.lower() else 0.0
 
 
+def _sides(dense: Sequence[tuple[str, float]],
+           lexical: Sequence[tuple[str, float]]) -> dict[str, Candidate]:
+    out: dict[str, Candidate] = {}
+    for rank, (cid, s) in enumerate(dense, start=1):
+        out[cid] = Candidate(cid, 0.0, rank, s)
+    for rank, (cid, s) in enumerate(lexical, start=1):
+        c = out.setdefault(cid, Candidate(cid, 0.0))
+        c.lexical_rank, c.lexical_score = rank, s
+    return out
+
+
+def _ranked(cands: dict[str, Candidate]) -> list[Candidate]:
+    # ties broken by dense rank, then lexical rank: the same inputs always give the same order
+    big = 1 << 30
+    return sorted(cands.values(), key=lambda c: (-c.score, c.dense_rank or big, c.lexical_rank or big))
+
+
+def fuse_rrf(dense: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]], lexical_weight: float,
+             rrf_k: int = 60) -> list[Candidate]:
+    """Weighted reciprocal-rank fusion: (1 - w) / (k + dense rank) + w / (k + lexical rank)."""
+    cands = _sides(dense, lexical)
+    for c in cands.values():
+        if c.dense_rank is not None:
+            c.score += (1.0 - lexical_weight) / (rrf_k + c.dense_rank)
+        if c.lexical_rank is not None:
+            c.score += lexical_weight / (rrf_k + c.lexical_rank)
+    return _ranked(cands)
+
+
+def minmax(values: Sequence[float]) -> list[float]:
+    """Scale to [0, 1] over the list (all 1.0 when every value is equal)."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    return [1.0] * len(values) if hi == lo else [(v - lo) / (hi - lo) for v in values]
+
+
+def fuse_weighted(dense: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]],
+                  lexical_weight: float) -> list[Candidate]:
+    """(1 - w) * min-max(cosine) + w * min-max(BM25), each normalised over its own candidate list."""
+    cands = _sides(dense, lexical)
+    for (cid, _), v in zip(dense, minmax([s for _, s in dense])):
+        cands[cid].score += (1.0 - lexical_weight) * v
+    for (cid, _), v in zip(lexical, minmax([s for _, s in lexical])):
+        cands[cid].score += lexical_weight * v
+    return _ranked(cands)
+
+
 def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, Chunk], k: int) -> list[Hit]:
     """Multi-granular retrieval: a parent's score is the maximum of its children's; top-k distinct parents."""
     best: dict[str, Hit] = {}
@@ -69,10 +191,11 @@ def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, C
         parent_id = child.parent_id or cid
         hit = best.get(parent_id)
         if hit is None:
-            hit = best[parent_id] = Hit(by_id[parent_id], score, 0, score)
+            hit = best[parent_id] = Hit(by_id[parent_id], score, 0, score, unit_id=cid)
         hit.children.append((child, score))
         if score > hit.score:
             hit.score = hit.similarity = score
+            hit.unit_id = cid
     ranked = sorted(best.values(), key=lambda h: -h.score)[:k]
     for rank, hit in enumerate(ranked, start=1):
         hit.rank = rank
@@ -81,51 +204,84 @@ def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, C
 
 class Retriever:
     def __init__(self, store: VectorStore, collection: str, chunks: Sequence[Chunk], embedder: Embedder,
-                 cnm: CnmPolicy | None = None) -> None:
+                 cnm: CnmPolicy | None = None, settings: RetrievalSettings | None = None,
+                 lexical: LexicalIndex | None = None, explain: bool = False) -> None:
         self.store = store
         self.collection = collection
         self.by_id = {c.chunk_id: c for c in chunks}
         self.embedder = embedder
         self.cnm = cnm if cnm and cnm.mode != "off" else None
+        self.settings = settings or RetrievalSettings()
+        if self.settings.uses_lexical and lexical is None:
+            raise ConfigError(f"retrieval mode '{self.settings.mode}' needs the run's lexical index")
+        self.lexical = lexical
+        self.explain = explain
         self.has_children = any(c.parent_id for c in chunks)
         self.chunk_models = sorted({m for c in chunks if (m := (c.meta.get("cnm") or {}).get("model"))})
         self.last_query_cnms: list[QueryCnm] = []
+        self._model_of: np.ndarray | None = None  # per lexical position: the unit's CNM model (for masks)
 
     def _hits(self, found: list[tuple[str, float]]) -> list[Hit]:
-        return [Hit(self.by_id[cid], score, rank, score) for rank, (cid, score) in enumerate(found, start=1)]
+        return [Hit(self.by_id[cid], score, rank, score, unit_id=cid, dense_rank=rank, dense_score=score)
+                for rank, (cid, score) in enumerate(found, start=1)]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         if not queries:
             return []
+        if self.settings.mode == "bm25" and not self.explain:  # BM25 alone never reads the question's vector
+            return self.search_vectors(queries, np.zeros((len(queries), 1), dtype=np.float32), k)
         return self.search_vectors(queries, self.embedder.embed(list(queries)), k)
 
     def search_vectors(self, queries: Sequence[str], vectors: np.ndarray, k: int) -> list[list[Hit]]:
         """`search_many` with the queries' vectors already made by this retriever's embedder, so a caller asking
-        several retrievers the same question embeds it once (the texts are still needed for CNM extraction)."""
+        several retrievers the same question embeds it once (the texts are still needed for CNM and BM25)."""
         if not queries:
             return []
+        self.last_query_cnms = []
+        q_cnms: list[dict[str, Any] | None] = [None] * len(queries)
+        if self.cnm is not None and not (self.has_children and self.settings.mode == "dense"):
+            q_cnms = [r.cnm.model_dump() for r in self.cnm.backend.extract(list(queries))]
+        if self.settings.mode == "dense":
+            results = self._dense(vectors, q_cnms, k)
+        else:
+            results = [self._fused(q, v, qc, k) for q, v, qc in zip(queries, vectors, q_cnms)]
+        if self.explain:
+            filtering = self.cnm is not None and self.cnm.mode == "filter" and len(self.last_query_cnms) == len(queries)
+            for i, (q, v, hits) in enumerate(zip(queries, vectors, results)):
+                self._explain(q, v, hits, k, self.last_query_cnms[i].models if filtering else [])
+        return results
+
+    # -- dense: the original behaviour ------------------------------------------------------------------------
+
+    def _dense(self, vectors: np.ndarray, q_cnms: list[dict[str, Any] | None], k: int) -> list[list[Hit]]:
         if self.has_children:
             pool = max(50, 10 * k)
             return [parents_by_best_child(found, self.by_id, k) for found in
                     self.store.query(self.collection, vectors, pool)]
         if self.cnm is None:
             return [self._hits(found) for found in self.store.query(self.collection, vectors, k)]
-        q_cnms = [r.cnm.model_dump() for r in self.cnm.backend.extract(list(queries))]
-        self.last_query_cnms = []
         results = []
         for vec, qc in zip(vectors, q_cnms):
+            assert qc is not None
             if self.cnm.mode == "filter":
                 results.append(self._filtered(vec, qc, k))
             else:
                 results.append(self._boosted(vec, qc, k))
         return results
 
-    def _filtered(self, vector, qc: dict[str, Any], k: int) -> list[Hit]:
+    def _filter_models(self, qc: dict[str, Any]) -> list[str]:
+        """The chunk models a filter keeps for this question (recorded in `last_query_cnms`); [] = unfiltered."""
         models = [m for m in self.chunk_models if models_match(qc.get("model"), m)]
         if not models:
             self.last_query_cnms.append(QueryCnm(qc, "none (no model)" if not qc.get("model") else "none (no match)"))
+        else:
+            self.last_query_cnms.append(QueryCnm(qc, "filter", models))
+        return models
+
+    def _filtered(self, vector, qc: dict[str, Any], k: int) -> list[Hit]:
+        models = self._filter_models(qc)
+        if not models:
             return self._hits(self.store.query(self.collection, vector[None, :], k)[0])
-        self.last_query_cnms.append(QueryCnm(qc, "filter", models))
         found = self.store.query(self.collection, vector[None, :], k, where={"cnm_model": {"$in": models}})[0]
         hits = self._hits(found)
         for h in hits:
@@ -142,8 +298,94 @@ class Retriever:
             scored.append((sim + self.cnm.boost * match, sim, match, chunk))
         scored.sort(key=lambda t: -t[0])
         self.last_query_cnms.append(QueryCnm(qc, "boost"))
-        return [Hit(chunk, score, rank, sim, match) for rank, (score, sim, match, chunk) in
+        return [Hit(chunk, score, rank, sim, match, unit_id=chunk.chunk_id) for rank, (score, sim, match, chunk) in
                 enumerate(scored[:k], start=1)]
+
+    # -- bm25 and hybrid ----------------------------------------------------------------------------------------
+
+    def _mask(self, models: list[str]) -> np.ndarray:
+        assert self.lexical is not None
+        if self._model_of is None:
+            self._model_of = np.array([(self.by_id[cid].meta.get("cnm") or {}).get("model") or ""
+                                       for cid in self.lexical.ids], dtype=object)
+        return np.isin(self._model_of, models)
+
+    def _fused(self, query: str, vector: np.ndarray, qc: dict[str, Any] | None, k: int) -> list[Hit]:
+        assert self.lexical is not None
+        s = self.settings
+        pool = max(s.pool, 10 * k, self.cnm.pool if self.cnm else 0)
+        models = self._filter_models(qc) if self.cnm and self.cnm.mode == "filter" and qc is not None else []
+        where = {"cnm_model": {"$in": models}} if models else None
+        lexical = self.lexical.search(query, pool, self._mask(models) if models else None)
+        if s.mode == "bm25":
+            cands = [Candidate(cid, sc, lexical_rank=r, lexical_score=sc) for r, (cid, sc) in
+                     enumerate(lexical, start=1)]
+        else:
+            dense = self.store.query(self.collection, vector[None, :], pool, where)[0]
+            cands = (fuse_rrf(dense, lexical, s.lexical_weight, s.rrf_k) if s.fusion == "rrf"
+                     else fuse_weighted(dense, lexical, s.lexical_weight))
+        by_cid = {c.cid: c for c in cands}
+        if self.has_children:
+            hits = parents_by_best_child([(c.cid, c.score) for c in cands], self.by_id, k)
+        elif self.cnm is not None and self.cnm.mode == "boost" and qc is not None:
+            hits = self._boost_candidates(cands, qc, k)
+        else:
+            hits = [Hit(self.by_id[c.cid], c.score, r, unit_id=c.cid) for r, c in enumerate(cands[:k], start=1)]
+        for h in hits:
+            c = by_cid[h.unit_id]
+            h.dense_rank, h.dense_score, h.lexical_rank, h.lexical_score = (
+                c.dense_rank, c.dense_score, c.lexical_rank, c.lexical_score)
+            h.similarity = c.dense_score or 0.0
+            if models:
+                h.cnm_match = 1.0
+        return hits
+
+    def _boost_candidates(self, cands: list[Candidate], qc: dict[str, Any], k: int) -> list[Hit]:
+        assert self.cnm is not None
+        scored = []
+        for c, norm in zip(cands, minmax([c.score for c in cands])):
+            match = cnm_match(qc, self.by_id[c.cid].meta.get("cnm") or {})
+            scored.append((norm + self.cnm.boost * match, match, c))
+        scored.sort(key=lambda t: -t[0])
+        self.last_query_cnms.append(QueryCnm(qc, "boost"))
+        return [Hit(self.by_id[c.cid], score, rank, cnm_match=match, unit_id=c.cid)
+                for rank, (score, match, c) in enumerate(scored[:k], start=1)]
+
+    # -- explanations ---------------------------------------------------------------------------------------------
+
+    def _explain(self, query: str, vector: np.ndarray, hits: list[Hit], k: int, models: list[str]) -> None:
+        """Fill in each hit's dense and lexical rank and score where the search itself did not give them; ranks
+        are among the chunks searched (those a CNM filter kept, when it applied)."""
+        pool = max(self.settings.pool, 10 * k)
+        need_dense = [h for h in hits if h.dense_score is None]
+        if need_dense:
+            where = {"cnm_model": {"$in": models}} if models else None
+            dense = {cid: (r, s) for r, (cid, s) in
+                     enumerate(self.store.query(self.collection, vector[None, :], pool, where)[0], start=1)}
+            missing = [h.unit_id for h in need_dense if h.unit_id not in dense]
+            stored = self.store.vectors(self.collection, missing)
+            q = vector / (np.linalg.norm(vector) or 1.0)
+            for h in need_dense:
+                if h.unit_id in dense:
+                    h.dense_rank, h.dense_score = dense[h.unit_id]
+                elif h.unit_id in stored:
+                    v = stored[h.unit_id]
+                    h.dense_score = float(np.dot(q, v / (np.linalg.norm(v) or 1.0)))
+        if self.lexical is not None and any(h.lexical_score is None for h in hits):
+            scores = self.lexical.scores(query)
+            if models:
+                scores = np.where(self._mask(models), scores, 0.0)
+            for h in hits:
+                pos = self.lexical.position.get(h.unit_id)
+                if h.lexical_score is None and pos is not None:
+                    h.lexical_score = float(scores[pos])
+                    h.lexical_rank = LexicalIndex.rank_of(scores, pos)
 
     def search(self, query: str, k: int) -> list[Hit]:
         return self.search_many([query], k)[0]
+
+
+def hit_summary(hit: Hit) -> dict[str, Any]:
+    """A hit's ranks and scores as plain data (for tables and exports)."""
+    keys = ("rank", "score", "dense_rank", "dense_score", "lexical_rank", "lexical_score", "cnm_match")
+    return {key: getattr(hit, key) for key in keys}

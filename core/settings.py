@@ -31,11 +31,21 @@ class Settings(BaseModel):
     scorer_dtype: Literal["float32", "bfloat16"] = "float32"
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
+    # how every chunker of a comparison is searched (core.retrieval.RetrievalSettings); chosen by measurement
+    retrieval: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     max_upload_mb: int = Field(default=50, ge=1, le=2048)  # per file; .streamlit/config.toml lets up to 2048 through
 
     @property
     def max_upload_bytes(self) -> int:
         return self.max_upload_mb * 1024 * 1024
+
+    def retrieval_settings(self):
+        """The search every chunker gets (a core.retrieval.RetrievalSettings)."""
+        from core.retrieval import RetrievalSettings
+
+        return RetrievalSettings(self.retrieval, self.fusion, self.lexical_weight)
 
     def chroma_address(self) -> tuple[str, int] | None:
         if not self.chroma_server.strip():

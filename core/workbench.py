@@ -21,11 +21,12 @@ from core.datasets import QADataset, Question, joined
 from core.documents import Document, join_documents
 from core.embeddings import make_embedder
 from core.errors import ChunkLensError
-from core.evaluation import QuestionScore, RelevanceCounter, evaluate, score_question
+from core.evaluation import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.index import StoreSettings, VectorStore
+from core.lexical import LexicalStore
 from core.metrics import Span
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run
-from core.retrieval import Hit, QueryCnm, Retriever, cnm_policy_for
+from core.retrieval import Hit, QueryCnm, RetrievalSettings, Retriever, cnm_policy_for
 from core.settings import Settings
 from core.workspace import Workspace
 
@@ -45,6 +46,7 @@ class Services:
     llm: Any  # CNM backend (rule-based or prompted)
     scorer: Any = None  # next-token scorer for lg / lgmgc (loads its model on first use)
     chat: Any = None  # chat client for lumber (local SmolLM2 unless an OpenAI-compatible server is set)
+    lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
 
     def context(self) -> ChunkerContext:
         return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
@@ -68,7 +70,7 @@ def build_services(settings: Settings, api_key: str | None = None) -> Services:
                        eos_mode=settings.eos_mode, dtype=settings.scorer_dtype)
     chat_kind = "openai" if settings.llm == "openai" else "local"
     chat_client = make_chat_client(chat_kind, ws.cache, **(chat if chat_kind == "openai" else {}))
-    return Services(settings, ws, embedder, store, llm, scorer, chat_client)
+    return Services(settings, ws, embedder, store, llm, scorer, chat_client, LexicalStore(ws.lexical))
 
 
 @dataclass
@@ -119,7 +121,7 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
         try:
             chunker = make_chunker(spec, context)
             run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
-            indexed = index_run(run, corpus.documents, services.embedder, services.store)
+            indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
             results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started,
                                           llm_calls=services.llm.stats.calls - calls_before)
         except ChunkLensError as exc:
@@ -139,12 +141,19 @@ class QueryResult:
     error: str | None = None
 
 
-def retriever_for(services: Services, result: ChunkerResult) -> Retriever:
+def retriever_for(services: Services, result: ChunkerResult, retrieval: RetrievalSettings | None = None,
+                  explain: bool = False) -> Retriever:
     """A new retriever over one indexed run (a dict over all its chunks, its CNM policy): per run, not per
-    question, so `ask_all` keeps it in `run_query`."""
+    question, so `ask_all` keeps it in `run_query`. `retrieval` defaults to the services' settings."""
     assert result.run is not None and result.indexed is not None
     policy = cnm_policy_for(make_chunker(result.spec, services.context()), services.llm)
-    return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy)
+    settings = retrieval or services.settings.retrieval_settings()
+    lexical = result.indexed.lexical
+    if lexical is None and services.lexical is not None and (settings.uses_lexical or explain):
+        lexical = result.indexed.lexical = services.lexical.for_collection(result.indexed.collection,
+                                                                            result.run.index_units())
+    return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy,
+                     settings, lexical, explain)
 
 
 @dataclass
@@ -159,12 +168,14 @@ class RunQuery:
     run: ChunkRun
     collection: str
     parts: tuple[Any, Any, Any]  # (store, embedder, llm) of the services it was built with
+    retrieval: RetrievalSettings
     retriever: Retriever
     _relevance: RelevanceCounter | None = None
 
-    def fits(self, services: Services, result: ChunkerResult) -> bool:
+    def fits(self, services: Services, result: ChunkerResult, retrieval: RetrievalSettings) -> bool:
         assert result.indexed is not None
         return (self.run is result.run and self.collection == result.indexed.collection
+                and self.retrieval == retrieval
                 and all(a is b for a, b in zip(self.parts, (services.store, services.embedder, services.llm))))
 
     def relevance(self) -> RelevanceCounter:
@@ -173,20 +184,24 @@ class RunQuery:
         return self._relevance
 
 
-def run_query(services: Services, result: ChunkerResult) -> RunQuery:
-    """The result's RunQuery, (re)built when missing or made for other services or another run."""
+def run_query(services: Services, result: ChunkerResult, retrieval: RetrievalSettings | None = None) -> RunQuery:
+    """The result's RunQuery, (re)built when missing or made for other services, settings or another run.
+    Its retriever explains every hit (dense and lexical rank and score), as the Query page shows them."""
+    retrieval = retrieval or services.settings.retrieval_settings()
     state = result.query_state
-    if state is None or not state.fits(services, result):
+    if state is None or not state.fits(services, result, retrieval):
         assert result.run is not None and result.indexed is not None
         state = RunQuery(result.run, result.indexed.collection, (services.store, services.embedder, services.llm),
-                         retriever_for(services, result))
+                         retrieval, retriever_for(services, result, retrieval, explain=True))
         result.query_state = state
     return state
 
 
 def ask_all(services: Services, results: dict[str, ChunkerResult], question: str, k: int,
-            gold: Question | None = None) -> dict[str, QueryResult]:
-    """One question against every chunker that ran; scored when gold spans are known.
+            gold: Question | None = None, retrieval: RetrievalSettings | None = None,
+            source_of: SourceOf = same_document) -> dict[str, QueryResult]:
+    """One question against every chunker that ran, all searched the same way (`retrieval`, by default the
+    services' settings); scored when gold spans are known (`source_of` names a joined stream's segments).
 
     The question is embedded once for all chunkers (they share the services' embedder); each answer's `seconds`
     is that chunker's own search and scoring, without the shared embedding."""
@@ -201,7 +216,7 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
     for spec, result in ready.items():
         started = time.perf_counter()
         try:
-            state = run_query(services, result)
+            state = run_query(services, result, retrieval)
             hits = state.retriever.search_vectors([question], vectors, k)[0]
         except ChunkLensError as exc:
             out[spec] = QueryResult(spec, [], error=str(exc))
@@ -209,27 +224,31 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
         score = None
         if gold is not None:
             spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
-            score = score_question(gold.qid, spans, gold.references, state.relevance().count(gold.references), [k])
+            score = score_question(gold.qid, spans, gold.references, state.relevance().count(gold.references), [k],
+                                   source_of)
         q_cnms = state.retriever.last_query_cnms
         out[spec] = QueryResult(spec, hits, score, q_cnms[0] if q_cnms else None, time.perf_counter() - started)
     return out
 
 
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
-              join: bool, progress: Progress | None = None) -> dict[str, Any]:
+              join: bool, progress: Progress | None = None,
+              retrieval: RetrievalSettings | None = None) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app."""
-    options = BenchOptions(ks, qualify, join, services.llm, services.scorer, services.chat)
+    options = BenchOptions(ks, qualify, join, services.llm, services.scorer, services.chat,
+                           retrieval or services.settings.retrieval_settings())
     return bench_dataset(dataset, specs, options, services.embedder, services.store, services.workspace, progress)
 
 
 def evaluate_result(services: Services, result: ChunkerResult, questions: Sequence[Question], ks: Sequence[int],
-                    qualify: bool = False) -> dict[str, float]:
+                    qualify: bool = False, retrieval: RetrievalSettings | None = None,
+                    source_of: SourceOf = same_document) -> dict[str, float]:
     """Every question against one chunk run, scored the way the benchmark scores."""
     assert result.run is not None
-    retriever = retriever_for(services, result)
+    retriever = retriever_for(services, result, retrieval)
     hits = retriever.search_many([q.text(qualify) for q in questions], max(ks))
     spans = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
-    scores, _ = evaluate([(q.qid, q.references) for q in questions], spans, result.run.spans(), ks)
+    scores, _ = evaluate([(q.qid, q.references) for q in questions], spans, result.run.spans(), ks, source_of)
     return scores
 
 
@@ -242,7 +261,7 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     identity = f"{result.run.identity}:edits={edits_digest(edits)}"
     run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False, {"edits": len(edits)})
     started = time.perf_counter()
-    indexed = index_run(run, corpus.documents, services.embedder, services.store)
+    indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
     return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started), changed
 
 

@@ -36,6 +36,11 @@ class Workspace:
         return self.root / "chunk_runs"
 
     @property
+    def lexical(self) -> Path:
+        """BM25 indexes, one folder per chunk run (created on first use)."""
+        return self.root / "lexical"
+
+    @property
     def uploads(self) -> Path:
         return self.root / "uploads"
 

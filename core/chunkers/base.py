@@ -67,7 +67,8 @@ class ChunkerContext:
 
 
 class Chunker(ABC):
-    """Subclasses are dataclasses of their parameters and register themselves under `name`."""
+    """Subclasses are dataclasses of their parameters and register themselves under `name`. Callers chunk through
+    `run`, which adds what the base class offers every chunker (the metadata prefix of `MetadataPrefix`)."""
 
     name: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
@@ -81,8 +82,23 @@ class Chunker(ABC):
     @abstractmethod
     def chunk(self, doc: Document) -> Chunking: ...
 
+    def run(self, doc: Document) -> Chunking:
+        """`chunk`, then the contextual header when the chunker carries `prefix=title|headings`."""
+        result = self.chunk(doc)
+        if isinstance(self, MetadataPrefix) and self.prefix != "none":
+            from core.chunkers.headers import header_texts
+
+            for chunk, header in zip(result.chunks, header_texts(doc, [c.start for c in result.chunks],
+                                                                  self.prefix)):
+                chunk.prefix, chunk.prefix_place = header, "before"
+                chunk.meta["prefix_kind"] = self.prefix
+        return result
+
     def params(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "context"}  # type: ignore[arg-type]
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "context"}  # type: ignore[arg-type]
+        if isinstance(self, MetadataPrefix) and out.get("prefix") == "none":
+            del out["prefix"]  # the default leaves spec and identity as they were before the parameter existed
+        return out
 
     @property
     def spec(self) -> str:
@@ -104,6 +120,19 @@ class Chunker(ABC):
             service = getattr(self.context, need, None)
             parts.append(f"{need}={getattr(service, 'key', type(service).__name__)}")
         return ":".join(parts)
+
+
+@dataclass
+class MetadataPrefix:
+    """Mixin for chunkers that can carry a contextual header: `prefix=title|headings` (core.chunkers.headers)."""
+
+    prefix: str = "none"
+
+    def check_prefix(self) -> None:
+        from core.chunkers.headers import PREFIX_MODES
+
+        if self.prefix not in PREFIX_MODES:
+            raise ConfigError(f"prefix must be one of {', '.join(PREFIX_MODES)} (got '{self.prefix}')")
 
 
 REGISTRY: dict[str, type[Chunker]] = {}
@@ -173,6 +202,8 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
     for need in chunker.needs:
         if getattr(chunker.context, need) is None:
             raise ConfigError(f"chunker '{name}' needs an {need}, and none is configured")
+    if isinstance(chunker, MetadataPrefix):
+        chunker.check_prefix()
     validate = getattr(chunker, "validate", None)
     if validate:
         validate()

@@ -44,7 +44,7 @@ class ChopChunker(Chunker):
     overlap: int = 100
     mode: str = "pairs"
     prefix: str = "before"
-    use_title: bool = False
+    use_title: bool = True  # the extractor sees the document title (a file name) with the first window
     retrieval: str = "off"
     boost: float = 0.1
 

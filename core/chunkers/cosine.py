@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.documents import Document
@@ -16,7 +16,7 @@ from core.errors import ConfigError
 
 @register
 @dataclass
-class CosineChunker(Chunker):
+class CosineChunker(MetadataPrefix, Chunker):
     name = "cosine"
     needs = ("embedder",)
     threshold: float = 0.35

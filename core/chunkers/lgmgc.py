@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import text as T
-from core.chunkers.base import Chunk, Chunker, Chunking, build_chunks, make_chunker, register
+from core.chunkers.base import Chunk, Chunker, Chunking, MetadataPrefix, build_chunks, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.documents import Document
 from core.errors import ConfigError
@@ -74,7 +74,7 @@ def split_statistics(traces: list[dict[str, Any]]) -> dict[str, float] | None:
 
 @register
 @dataclass
-class LogitsGuidedChunker(Chunker):
+class LogitsGuidedChunker(MetadataPrefix, Chunker):
     name = "lg"
     needs = ("scorer",)
     theta: int = 300
@@ -112,7 +112,7 @@ def add_children(doc: Document, parents: list[Chunk], theta: int) -> list[Chunk]
 
 @register
 @dataclass
-class MultiGranularChunker(Chunker):
+class MultiGranularChunker(MetadataPrefix, Chunker):
     """Children over another chunker's parents: by default `recursive` (the MG-only ablation)."""
 
     name = "mg"

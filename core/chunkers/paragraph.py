@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, pack_sized, split_sized
 from core.documents import Document
 from core.errors import ConfigError
@@ -19,7 +19,7 @@ from core.errors import ConfigError
 
 @register
 @dataclass
-class ParagraphChunker(Chunker):
+class ParagraphChunker(MetadataPrefix, Chunker):
     name = "paragraph"
     #: v1 packed pieces of long paragraphs with their neighbours, which made it equal to recursive; v2 split long
     #: paragraphs' sentences with pysbd, v3 with sentencex (the recursive levels)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.documents import Document
@@ -23,7 +23,7 @@ from core.errors import ConfigError
 
 @register
 @dataclass
-class SemanticChunker(Chunker):
+class SemanticChunker(MetadataPrefix, Chunker):
     name = "semantic"
     needs = ("embedder",)
     percentile: float = 95.0

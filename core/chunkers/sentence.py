@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
 from core.documents import Document
 from core.errors import ConfigError
@@ -14,7 +14,7 @@ from core.errors import ConfigError
 
 @register
 @dataclass
-class SentenceChunker(Chunker):
+class SentenceChunker(MetadataPrefix, Chunker):
     name = "sentence"
     max_tokens: int = 256
     overlap_sentences: int = 0
