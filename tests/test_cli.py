@@ -91,6 +91,11 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
         (["--chunkers", "naive-500t:size=10:overlap=10"], "overlap < size"),
         (["--chunkers", "paragraph", "--chroma", "nonsense"], "HOST:PORT"),
         (["--chunkers", "paragraph", "--doc-ids", "ac,zzz"], "no document 'zzz'"),
+        (["--chunkers", "paragraph", "--retrieval", "sparse"], "retrieval mode must be one of dense, bm25, hybrid"),
+        (["--chunkers", "paragraph", "--fusion", "max"], "fusion must be one of rrf, weighted"),
+        (["--chunkers", "paragraph", "--lexical-weight", "1.5"], "lexical weight must be between 0 and 1"),
+        (["--chunkers", "paragraph", "--lexical-weight", "half"], "--lexical-weight takes a number"),
+        (["--chunkers", "paragraph:prefix=toc"], "prefix must be one of none, title, headings"),
     ],
 )
 def test_bad_input_is_one_clear_line(tiny, tmp_path, args, message):

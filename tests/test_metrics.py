@@ -87,5 +87,32 @@ def test_evaluate_aggregates_means_and_std():
 def test_score_question_keys_cover_the_bench_contract():
     keys = set(score_question("q", [S(0, 5)], [S(0, 5)], 1, [3]).values)
     assert keys == {f"{m}@3" for m in ("hit", "mrr", "ndcg", "dcg", "recall", "span_recall", "span_precision",
-                                      "span_iou")}
+                                      "span_iou", "wrong_doc")}
     assert aggregate([], [3]) == {}
+
+
+def test_wrong_doc_is_the_share_of_hits_from_documents_without_gold():
+    assert M.wrong_doc_at_k(["a", "b", "b", "a"], {"a"}, 4) == 0.5
+    assert M.wrong_doc_at_k(["a", "b", "b", "a"], {"a"}, 1) == 0.0
+    assert M.wrong_doc_at_k(["b", "c"], {"a", "c"}, 10) == 0.5  # over the hits returned, not k
+    assert M.wrong_doc_at_k([], {"a"}, 5) == 0.0
+    # a question whose references lie in two documents: hits from either are not collisions
+    q = score_question("q", [S(0, 5, "x"), S(0, 5, "y"), S(0, 5, "z")], [S(0, 5, "x"), S(9, 12, "y")], 2, [2, 3])
+    assert q.values["wrong_doc@2"] == 0.0 and q.values["wrong_doc@3"] == pytest.approx(1 / 3)
+
+
+def test_wrong_doc_in_a_joined_stream_follows_the_segments():
+    from core.documents import Document, join_documents
+    from core.evaluation import source_resolver
+
+    stream = join_documents([Document("a", "A", "x" * 100), Document("b", "B", "y" * 100)])
+    source = source_resolver([stream])
+    b_start = stream.segments[1].start
+    assert source(Span("stream", 0, 50)) == "a" and source(Span("stream", b_start + 10, b_start + 40)) == "b"
+    # a chunk across the join belongs to the segment holding its midpoint
+    assert source(Span("stream", b_start - 10, b_start + 30)) == "b"
+    gold = [Span("stream", 10, 20)]
+    q = score_question("q", [Span("stream", 0, 50), Span("stream", b_start, b_start + 50)], gold, 1, [2], source)
+    assert q.values["wrong_doc@2"] == 0.5
+    # without the resolver every hit of a stream is "the same document"
+    assert score_question("q", [Span("stream", b_start, b_start + 50)], gold, 1, [1]).values["wrong_doc@1"] == 0.0
