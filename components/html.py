@@ -85,3 +85,12 @@ def cnm_badges_html(cnm: dict | None, source: str | None = None) -> str:
     if source:
         parts.append(f'<span style="font-size:0.7rem;color:#6b7280">{esc(source)}</span>')
     return "".join(parts)
+
+
+def hit_ranks_text(hit) -> str:
+    """Where a hit stood on each side, whatever the mode: dense rank and cosine, lexical rank and BM25 score."""
+    dense = ("dense " + (f"#{hit.dense_rank}" if hit.dense_rank else "beyond the pool")
+             + (f" (cos {hit.dense_score:.3f})" if hit.dense_score is not None else ""))
+    lexical = ("BM25 " + (f"#{hit.lexical_rank} ({hit.lexical_score:.2f})" if hit.lexical_rank
+                          else "no match (no question word occurs)"))
+    return f"{dense} · {lexical}"

@@ -35,13 +35,24 @@ def render() -> None:
         chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
         workspace = st.text_input("Workspace folder", current.workspace)
         top_k = st.number_input("Top k", 1, 50, current.top_k)
+        modes = ["hybrid", "dense", "bm25"]
+        retrieval = st.selectbox("Retrieval (every chunker alike)", modes, index=modes.index(current.retrieval),
+                                 format_func={"hybrid": "hybrid: MiniLM + BM25, fused", "dense": "dense: MiniLM cosine",
+                                              "bm25": "bm25: lexical only"}.get,
+                                 help="BM25 reads exactly the text that is embedded (CNM or heading prefix + span)")
+        fusion = st.selectbox("Hybrid fusion", ["rrf", "weighted"], index=["rrf", "weighted"].index(current.fusion),
+                              format_func={"rrf": "reciprocal rank (RRF, k=60)",
+                                           "weighted": "weighted sum of min-max scores"}.get)
+        lexical_weight = st.slider("Hybrid: lexical weight", 0.0, 1.0, float(current.lexical_weight), 0.05,
+                                   help="0 = dense only, 1 = BM25 only")
         max_upload_mb = st.number_input("Upload limit per file (MB)", 1, 2048, current.max_upload_mb,
                                         help="Larger files are refused with a message naming them.")
         if st.form_submit_button("Save settings"):
             new = Settings(workspace=workspace, embedder=embedder, long_text=long_text, llm=llm,
                            llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
                            scorer_model=scorer_model, eos_mode=eos_mode, scorer_dtype=scorer_dtype,
-                           chroma_server=chroma, top_k=int(top_k), max_upload_mb=int(max_upload_mb))
+                           chroma_server=chroma, top_k=int(top_k), max_upload_mb=int(max_upload_mb),
+                           retrieval=retrieval, fusion=fusion, lexical_weight=float(lexical_weight))
             if key:
                 st.session_state["api_key"] = key
             st.session_state["settings"] = new
@@ -51,4 +62,6 @@ def render() -> None:
     key_note = "key set" if st.session_state.get("api_key") else "no key"
     st.sidebar.caption(f"Embedder: {s.embedder} ({s.long_text}) · CNM: {s.llm}"
                        + (f" ({key_note})" if s.llm == "openai" else "")
-                       + f" · Store: {s.chroma_server or 'embedded'}")
+                       + f" · Store: {s.chroma_server or 'embedded'}"
+                       + f" · Retrieval: {s.retrieval}"
+                       + (f" ({s.fusion}, lexical weight {s.lexical_weight:g})" if s.retrieval == "hybrid" else ""))

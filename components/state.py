@@ -49,8 +49,9 @@ def _services(settings_json: str, key_digest: str, _api_key: str | None) -> Serv
     return build_services(Settings.model_validate_json(settings_json), _api_key)
 
 
-#: settings that steer only what the Documents page accepts: changing them must not reload models or drop runs
-_UPLOAD_ONLY = {"max_upload_mb"}
+#: settings that steer only uploads and how runs are searched, not the services or the chunks: changing them must
+#: not reload models or drop runs (pages pass them to `core.workbench` with each call)
+_NOT_SERVICES = {"max_upload_mb", "top_k", "retrieval", "fusion", "lexical_weight"}
 
 
 def services() -> Services | None:
@@ -58,7 +59,7 @@ def services() -> Services | None:
     key = api_key()
     digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]  # the key itself is never a cache label
     try:
-        return _services(settings().model_dump_json(exclude=_UPLOAD_ONLY), digest, key)
+        return _services(settings().model_dump_json(exclude=_NOT_SERVICES), digest, key)
     except StoreError as exc:
         st.error(f"Vector store unavailable: {exc}. Your documents and settings are kept; chunking and questions "
                  "work again once the store answers (reload the page).")
@@ -66,6 +67,11 @@ def services() -> Services | None:
     except ChunkLensError as exc:
         st.error(f"Settings problem: {exc}")
         return None
+
+
+def retrieval():
+    """How this comparison searches every chunker (the sidebar's retrieval settings)."""
+    return settings().retrieval_settings()
 
 
 def workspace() -> Workspace:
@@ -88,7 +94,7 @@ def corpus() -> Corpus:
 
 
 def corpus_key(c: Corpus) -> str:
-    h = hashlib.sha256(settings().model_dump_json(exclude=_UPLOAD_ONLY).encode())
+    h = hashlib.sha256(settings().model_dump_json(exclude=_NOT_SERVICES).encode())
     for d in c.documents:
         h.update(f"{d.doc_id}:{d.fingerprint}".encode())
     return h.hexdigest()[:16]

@@ -57,7 +57,7 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
             bar.progress(done / max(total, 1), text=stage)
 
         try:
-            report = benchmark(services, dataset, specs, ks, qualify, join, progress)
+            report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval())
             st.session_state["bench_report"] = report
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:
@@ -66,6 +66,8 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
 report = st.session_state.get("bench_report")
 if not report:
     st.stop()
+mode = report.get("retrieval", {"mode": "dense"})
+st.caption("Retrieval: " + ", ".join(f"{k} {v}" for k, v in mode.items() if k != "lexical"))
 rows = []
 for spec, r in report["results"].items():
     flat = {"chunker": spec, **{k: v for k, v in r.items() if isinstance(v, int | float) and not isinstance(v, bool)}}
@@ -78,6 +80,9 @@ k_max = max(report["k"])
 st.plotly_chart(charts.bars(report, {f"span IoU@{k_max}": lambda r: r[f"span_iou@{k_max}"],
                                      f"span recall@{k_max}": lambda r: r[f"span_recall@{k_max}"]},
                             "Span metrics"), width="stretch")
+st.plotly_chart(charts.bars(report, {f"wrong_doc@{k}": (lambda r, k=k: r.get(f"wrong_doc@{k}", 0.0))
+                                     for k in report["k"]},
+                            "Collisions: share of the top k from a document without the answer"), width="stretch")
 st.plotly_chart(charts.bars(report, {stage: (lambda r, s=stage: r["seconds"][s])
                                      for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
                 width="stretch")

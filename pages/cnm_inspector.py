@@ -74,8 +74,8 @@ def show_effect(new_result, changed: int, applied: list[CnmEdit]) -> None:
     st.success(f"{changed} chunk(s) changed and were embedded again; the rest came from the cache.")
     if corpus.questions:
         ks = [1, 5, 10]
-        before = evaluate_result(services, results[spec], corpus.questions, ks, qualify=True)
-        after = evaluate_result(services, new_result, corpus.questions, ks, qualify=True)
+        before = evaluate_result(services, results[spec], corpus.questions, ks, True, state.retrieval())
+        after = evaluate_result(services, new_result, corpus.questions, ks, True, state.retrieval())
         metrics = [m for m in before if not m.endswith(("_std@1", "_std@5", "_std@10"))]
         st.dataframe(pd.DataFrame([{"metric": m, "before": round(before[m], 3), "after": round(after[m], 3),
                                     "change": round(after[m] - before[m], 3)} for m in metrics]),

@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from components import state
-from components.html import cnm_badges_html, esc, marked_text_html
+from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html
+from core.evaluation import source_resolver
 from core.workbench import ask_all, gold_overlap
 
 state.through_app()
@@ -18,7 +19,11 @@ if not results or services is None:
     st.info("Run the chunkers on the Chunk & compare page first.")
     st.stop()
 
-k = services.settings.top_k
+k = state.settings().top_k
+retrieval = state.retrieval()
+st.caption(f"Every chunker is searched the same way: {retrieval.mode}"
+           + (f" ({retrieval.fusion}, lexical weight {retrieval.lexical_weight:g})" if retrieval.mode == "hybrid"
+              else "") + ", top " + str(k) + " (change it in the sidebar's settings).")
 gold = None
 if corpus.questions:
     options = ["(type my own)"] + [f"{q.qid}: {q.question}" for q in corpus.questions]
@@ -31,11 +36,12 @@ default = gold.text(qualify) if gold else ""
 question = st.text_input("Question", default, key=f"question-{gold.qid if gold else 'own'}-{qualify}")
 
 if st.button("Ask every chunker", type="primary", disabled=not question.strip()):
-    answers = ask_all(services, results, question, k, gold)
+    answers = ask_all(services, results, question, k, gold, retrieval, source_resolver(corpus.documents))
     st.session_state["answers"] = {"question": question, "gold": gold, "answers": answers}
     log = st.session_state.setdefault("query_log", [])
     for spec, a in answers.items():
-        row = {"question": question[:80], "chunker": spec, "ms": round(a.seconds * 1000, 1)}
+        row = {"question": question[:80], "chunker": spec, "retrieval": retrieval.mode,
+               "ms": round(a.seconds * 1000, 1)}
         if a.score:
             row.update({m: round(v, 3) for m, v in a.score.values.items()})
         log.append(row)
@@ -64,7 +70,7 @@ for row_start in range(0, len(specs), 4):
                 relevant = a.score.relevant[h.rank - 1] if a.score else None
                 mark = (' <span style="color:#15803d">relevant</span>' if relevant else
                         (' <span style="color:#b91c1c">not relevant</span>' if relevant is False else ""))
-                boost = f" (cos {h.similarity:.3f})" if h.cnm_match else ""
+                boost = f" · CNM match {h.cnm_match:g}" if h.cnm_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""
                 kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(h.children)} child hit(s): '
@@ -72,7 +78,8 @@ for row_start in range(0, len(specs), 4):
                         if h.children else "")
                 st.html(
                     f'<div style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
-                    f"<div><b>#{h.rank}</b> score {h.score:.3f}{boost}{mark}</div>{kids}"
+                    f"<div><b>#{h.rank}</b> score {h.score:.3g}{boost}{mark}</div>"
+                    f'<div style="font-size:0.7rem;color:#374151">{esc(hit_ranks_text(h))}</div>{kids}'
                     f'<div style="font-size:0.75rem;color:#6b7280">{esc(h.chunk.doc_id)} '
                     f"{h.chunk.start}–{h.chunk.end}</div>{prefix}"
                     f'<div style="font-size:0.8rem;white-space:pre-wrap">'
