@@ -75,8 +75,18 @@ def test_query_page_compares_every_chunker(app):
     assert list(metrics["chunker"]) == FAST_SPECS and "hit@5" in metrics.columns
     htmls = " ".join(h.proto.body for h in at.get("html"))
     assert "question CNM (filter)" in htmls  # the CNM-aware run shows what it did with the question
+    assert "wrong_doc@5" in metrics.columns and metrics["wrong_doc@5"].between(0, 1).all()
+    assert "dense #" in htmls and "BM25 #" in htmls  # every hit shows where it stood on both sides
     log = at.dataframe[1].value
-    assert len(log) == len(FAST_SPECS)
+    assert len(log) == len(FAST_SPECS) and set(log["retrieval"]) == {"hybrid"}
+    # another retrieval mode applies to every chunker at once, on the same runs (nothing is chunked again)
+    at.session_state["settings"] = at.session_state["settings"].model_copy(update={"retrieval": "dense"})
+    at.run()
+    assert any("searched the same way: dense" in c.value for c in at.caption)
+    at = click(at, "Ask every chunker")
+    assert not at.exception and not at.error
+    log = at.dataframe[1].value
+    assert list(log["retrieval"]) == ["hybrid"] * len(FAST_SPECS) + ["dense"] * len(FAST_SPECS)
 
 
 def test_benchmark_page_runs_and_offers_downloads(app):
