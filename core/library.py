@@ -80,6 +80,31 @@ class AddResult:
         return [note for doc in self.added for note in doc.notes]
 
 
+@dataclass
+class SetLoad:
+    """What loading a QA set into a library did: the library as a QA set, and which of the set's documents were
+    added, were there already (same id and text), or were left out because the library uses their id already."""
+
+    dataset: QADataset
+    added: list[str]
+    present: list[str]
+    conflicts: list[str]
+
+    def message(self) -> str:
+        ds = self.dataset
+        others = len(ds.documents) - len(self.added) - len(self.present)
+        text = (f"Loaded '{ds.name}': {len(self.added)} document(s) added, {len(ds.questions)} questions with gold "
+                "spans")
+        if self.present:
+            text += f"; {len(self.present)} were already here"
+        if others > 0:
+            text += f"; the library's other {others} document(s) are kept as they were"
+        if self.conflicts:
+            text += (f". Not loaded, because the library already holds another document under the same id: "
+                     f"{', '.join(self.conflicts)} (their questions are left out)")
+        return text + "."
+
+
 class Library:
     def __init__(self, uploads_root: Path, lib_id: str) -> None:
         if not valid_library_id(lib_id):
@@ -168,17 +193,28 @@ class Library:
     def set_dataset_folder(self, folder: Path) -> None:
         (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
 
-    def load_dataset(self, folder: Path) -> QADataset:
-        """Replace the library with a qa-spans v1 folder's documents and remember the folder for its questions."""
-        ds = load_dataset(folder)
-        self.clear()
-        for doc in ds.documents:
-            self._store(doc, None)
-        self._write_ids([d.doc_id for d in ds.documents])
-        self.set_dataset_folder(folder)
-        return ds
+    def load_dataset(self, folder: Path) -> SetLoad:
+        """Add a qa-spans v1 folder's documents to the library and remember the folder for its questions.
 
-    def load_uploaded_dataset(self, datasets_root: Path, name: str, corpus: bytes, questions: bytes) -> QADataset:
+        Nothing the library holds is removed or replaced: a set document whose id the library already uses for
+        another text is not loaded (the library's own document keeps the id, and the questions about the set's
+        one are left out by `dataset`)."""
+        ds = load_dataset(folder)
+        ids = self._ids()
+        held = {d.doc_id: d for d in self.documents()}
+        added, present, conflicts = [], [], []
+        for doc in ds.documents:
+            if doc.doc_id in held:
+                (present if held[doc.doc_id].text == doc.text else conflicts).append(doc.doc_id)
+                continue
+            self._store(doc, None)
+            ids.append(doc.doc_id)
+            added.append(doc.doc_id)
+        self._write_ids(ids)
+        self.set_dataset_folder(folder)
+        return SetLoad(self.dataset() or ds, added, present, conflicts)
+
+    def load_uploaded_dataset(self, datasets_root: Path, name: str, corpus: bytes, questions: bytes) -> SetLoad:
         """Check an uploaded qa-spans v1 set in a scratch folder first, and only then put it in place of any set
         of the same name and load it. A bad set (spans outside their documents, broken lines) raises
         `DatasetError` and leaves both the library and the saved set it may share a name with as they were."""

@@ -25,9 +25,9 @@ with st.expander("Use another qa-spans v1 set"):
     questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
     if st.button("Load this set", disabled=not (corpus_file and questions_file)):
         try:
-            lib.load_uploaded_dataset(services.workspace.datasets, name, corpus_file.getvalue(),
-                                      questions_file.getvalue())
-            st.success(f"Loaded {name}; its documents are now the library's documents.")
+            loaded = lib.load_uploaded_dataset(services.workspace.datasets, name, corpus_file.getvalue(),
+                                               questions_file.getvalue())
+            st.success(loaded.message())
             dataset = lib.dataset()
         except ChunkLensError as exc:
             st.error(str(exc))

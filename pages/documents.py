@@ -31,10 +31,10 @@ with left:
         if result.added:
             st.success(f"Added {len(result.added)} document(s): {', '.join(d.doc_id for d in result.added)}")
 with right:
-    if st.button("Load the sample set", type="primary", help="7 manuals of similar products with 56 questions"):
+    if st.button("Load the sample set", type="primary",
+                 help="Adds 7 manuals of similar products with 56 questions; your own documents stay"):
         try:
-            ds = lib.load_dataset(sample_folder())
-            st.success(f"Loaded {len(ds.documents)} manuals and {len(ds.questions)} questions with gold spans.")
+            st.success(lib.load_dataset(sample_folder()).message())
         except ChunkLensError as exc:
             st.error(str(exc))
     mode = st.radio("Chunk them as", ["separate documents", "one joined stream"],

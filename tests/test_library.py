@@ -74,7 +74,7 @@ def jsonl(rows: list[dict]) -> bytes:
 
 def test_a_qa_set_with_spans_outside_its_documents_changes_nothing(lib, tmp_path):
     root = tmp_path / "datasets"
-    ds = lib.load_uploaded_dataset(root, "my set", jsonl(DOCS), jsonl(GOOD_QS))
+    ds = lib.load_uploaded_dataset(root, "my set", jsonl(DOCS), jsonl(GOOD_QS)).dataset
     assert ds.name == "my-set" and len(ds.questions) == 1
     saved = {p.name: p.read_bytes() for p in (root / "my-set").iterdir()}
     with pytest.raises(DatasetError, match=r"^my-set/questions.jsonl:1: span 5-999 is outside 'a'$"):
@@ -95,6 +95,26 @@ def test_a_bad_qa_folder_keeps_uploaded_documents(lib, tmp_path):
     with pytest.raises(DatasetError, match="is outside 'a'"):
         lib.load_dataset(bad)
     assert [d.doc_id for d in lib.documents()] == ["fan"]
+
+
+def test_loading_a_set_adds_to_the_library_and_never_removes_an_upload(lib, tmp_path):
+    from tests.pdfs import make_pdf
+
+    lib.add([("manual.pdf", make_pdf(["Page one of my manual.", "Page two."])), ("a.txt", b"My own a.")])
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_bytes(jsonl(DOCS))
+    (folder / "questions.jsonl").write_bytes(jsonl(GOOD_QS))
+    loaded = lib.load_dataset(folder)
+    # the uploads are all still there, pages included; the set's "b" was added, its "a" clashes with the upload
+    assert [d.doc_id for d in lib.documents()] == ["manual", "a", "b"]
+    assert lib.documents()[0].page_starts == [0, 24] and lib.documents()[1].text == "My own a."
+    assert (loaded.added, loaded.present, loaded.conflicts) == (["b"], [], ["a"])
+    assert [q.qid for q in loaded.dataset.questions] == ["1"]  # its gold lies in "b", which is the set's own
+    message = loaded.message()
+    assert "1 document(s) added" in message and "other 2 document(s) are kept" in message and ": a (" in message
+    again = lib.load_dataset(folder)  # loading it again adds nothing and still removes nothing
+    assert again.added == [] and again.present == ["b"] and len(lib.documents()) == 3
 
 
 HOSTILE_NAMES = [
