@@ -13,7 +13,7 @@ import streamlit as st
 from core.errors import ChunkLensError, StoreError
 from core.library import Library, new_library_id, valid_library_id
 from core.settings import Settings, load_settings
-from core.workbench import Corpus, Services, build_services, make_corpus
+from core.workbench import Corpus, Services, build_services, make_corpus, restore_runs
 from core.workspace import Workspace
 
 
@@ -90,7 +90,10 @@ def library() -> Library:
 
 def corpus() -> Corpus:
     lib = library()
-    return make_corpus(lib.documents(), lib.dataset(), st.session_state.get("joined", False))
+    if "joined" not in st.session_state:  # a new session on this library: as it was last chunked
+        last = lib.last_run()
+        st.session_state["joined"] = bool(last and last[1])
+    return make_corpus(lib.documents(), lib.dataset(), st.session_state["joined"])
 
 
 def corpus_key(c: Corpus) -> str:
@@ -101,12 +104,24 @@ def corpus_key(c: Corpus) -> str:
 
 
 def runs(c: Corpus) -> dict:
-    """Chunk runs of this session for this exact corpus and settings (empty when either changed)."""
+    """Chunk runs for this exact corpus and settings: this session's, or else the library's last run restored
+    from the workspace's caches (a reload, a new tab or a restart shows the last results without rerunning)."""
     stored = st.session_state.get("runs")
     if stored and stored.get("key") == corpus_key(c):
         return stored["results"]
-    return {}
+    last = library().last_run()
+    svc = services() if last and c.documents else None
+    if last is None or svc is None or last[1] != st.session_state.get("joined", False):
+        return {}
+    with st.spinner("Restoring the last results from the workspace…"):
+        results = restore_runs(svc, c, last[0])
+    if results:
+        st.session_state.setdefault("specs", last[0])
+        st.session_state["runs"] = {"key": corpus_key(c), "results": results}
+    return results
 
 
 def store_runs(c: Corpus, results: dict) -> None:
+    """Keep a run for this session and remember its chunkers in the library for later sessions."""
     st.session_state["runs"] = {"key": corpus_key(c), "results": results}
+    library().remember_run(list(results), st.session_state.get("joined", False))

@@ -183,6 +183,19 @@ class Library:
         self._write_ids([*ids, doc.doc_id])
         return True
 
+    def remember_run(self, specs: list[str], joined: bool) -> None:
+        """The chunkers last run over this library, so a reload or a new tab shows their results again."""
+        tmp = self.root / "last_run.tmp"
+        tmp.write_text(json.dumps({"specs": list(specs), "joined": bool(joined)}), encoding="utf-8")
+        tmp.replace(self.root / "last_run.json")
+
+    def last_run(self) -> tuple[list[str], bool] | None:
+        try:
+            data = json.loads((self.root / "last_run.json").read_text(encoding="utf-8"))
+            return [str(s) for s in data["specs"]], bool(data["joined"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
     def dataset_folder(self) -> Path | None:
         """The qa-spans folder this library's questions come from, if any."""
         try:

@@ -66,19 +66,29 @@ def run_key(docs: Sequence[Document], identity: str) -> str:
     return hashlib.sha256(f"{corpus_fingerprint(docs)}|{identity}".encode()).hexdigest()[:32]
 
 
+def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) -> ChunkRun | None:
+    """The cached run of `chunker` over `docs`, or None when there is none (a damaged entry is deleted)."""
+    started = time.perf_counter()
+    cache_file = cache_dir / f"{run_key(docs, chunker.identity)}.json"
+    if not cache_file.exists():
+        return None
+    try:
+        data = json.loads(cache_file.read_text(encoding="utf-8"))
+        chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
+        return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started,
+                        True, data.get("extra", {}))
+    except (ValueError, KeyError, TypeError):
+        cache_file.unlink(missing_ok=True)  # a damaged cache entry is recomputed, never trusted
+        return None
+
+
 def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path | None = None,
                     progress: ProgressFn | None = None) -> ChunkRun:
     """Chunk every document (or load the same run from the cache)."""
     started = time.perf_counter()
     cache_file = cache_dir / f"{run_key(docs, chunker.identity)}.json" if cache_dir else None
-    if cache_file and cache_file.exists():
-        try:
-            data = json.loads(cache_file.read_text(encoding="utf-8"))
-            chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
-            return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started,
-                            True, data.get("extra", {}))
-        except (ValueError, KeyError, TypeError):
-            cache_file.unlink(missing_ok=True)  # a damaged cache entry is recomputed, never trusted
+    if cache_dir is not None and (cached := load_chunk_run(docs, chunker, cache_dir)) is not None:
+        return cached
     chunks: list[Chunk] = []
     traces: dict[str, dict[str, Any]] = {}
     for i, doc in enumerate(docs):

@@ -25,7 +25,7 @@ from core.evaluation import QuestionScore, RelevanceCounter, SourceOf, evaluate,
 from core.index import StoreSettings, VectorStore
 from core.lexical import LexicalStore
 from core.metrics import Span
-from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run
+from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.retrieval import Hit, QueryCnm, RetrievalSettings, Retriever, cnm_policy_for
 from core.settings import Settings
 from core.workspace import Workspace
@@ -128,6 +128,26 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
             results[spec] = ChunkerResult(spec, error=str(exc), seconds=time.perf_counter() - started)
     if progress:
         progress("done", len(specs), len(specs))
+    return results
+
+
+def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> dict[str, ChunkerResult]:
+    """The runs of `specs` over the corpus that the workspace still holds (a reload, a new tab, a restart), from
+    the caches only: a spec whose chunk run is not cached is left out rather than chunked again."""
+    context = services.context()
+    results: dict[str, ChunkerResult] = {}
+    for spec in specs:
+        started = time.perf_counter()
+        try:
+            chunker = make_chunker(spec, context)
+            run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
+            if run is None:
+                continue
+            indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
+        except ChunkLensError as exc:
+            results[spec] = ChunkerResult(spec, error=str(exc), seconds=time.perf_counter() - started)
+            continue
+        results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started)
     return results
 
 

@@ -109,6 +109,26 @@ def test_cnm_inspector_lists_every_chop_chunk(app):
     assert [d.proto.label for d in at.get("download_button")] == ["Export tags (JSON)"]
 
 
+def test_a_new_session_on_the_library_gets_the_last_runs_back(app):
+    at = run_chunkers(app)
+    at.switch_page("pages/documents.py").run()
+    at.radio[0].set_value("one joined stream").run()
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    # a reload or a new tab: a new session with the same ?lib= address, nothing in its session state
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    again.query_params["lib"] = at.query_params["lib"]
+    again.run()
+    again.switch_page("pages/query.py").run()
+    assert not again.exception
+    assert not any("Run the chunkers" in i.value for i in again.info)
+    assert any(b.label == "Ask every chunker" for b in again.button)
+    again.switch_page("pages/chunks.py").run()
+    summary = again.dataframe[0].value
+    assert list(summary["chunker"]) == FAST_SPECS and summary["cached"].all()
+    assert again.session_state["joined"] is True  # the stream it was last chunked as
+
+
 def test_two_sessions_never_share_documents(tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
     first = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
