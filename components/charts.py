@@ -98,3 +98,43 @@ def bars(report: dict[str, Any], columns: Mapping[str, Any], title: str) -> go.F
     fig = px.bar(pd.DataFrame(rows), x="chunker", y="value", color="measure", barmode="group")
     fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=title)
     return fig
+
+
+def collision_grid(rows: Sequence[Any], title: str = "Where each chunker's hits come from") -> go.Figure:
+    """One row of cells per chunker (`core.collisions.GridRow`): cell colour = source document, ★ = a document
+    holding the answer, and the chunker's wrong_doc@k beside its name."""
+    docs = sorted({d for r in rows for d in r.sources}) or [""]
+    palette = px.colors.qualitative.Safe + px.colors.qualitative.Pastel
+    k = max((len(r.sources) for r in rows), default=0)
+    pad = [None] * k
+    z = [([docs.index(d) for d in r.sources] + pad)[:k] for r in rows]
+    text = [([("★ " if g else "") + d for d, g in zip(r.sources, r.gold)] + [""] * k)[:k] for r in rows]
+    hover = [([f"#{i + 1} from {d}" + (" (holds the answer)" if g else "")
+               for i, (d, g) in enumerate(zip(r.sources, r.gold))] + [""] * k)[:k] for r in rows]
+    n = len(docs)
+    steps: list[list[Any]] = []
+    for i in range(n):  # a stepped scale: each document one flat colour
+        steps += [[i / n, palette[i % len(palette)]], [(i + 1) / n, palette[i % len(palette)]]]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[f"#{i + 1}" for i in range(k)], y=[f"{r.chunker}  (wrong_doc {r.wrong_doc:.2f})" for r in rows],
+        text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text", showscale=False,
+        colorscale=steps, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
+    ))
+    fig.update_layout(height=80 + 34 * len(rows), margin={"l": 10, "r": 10, "t": 40, "b": 20}, title=title,
+                      yaxis={"autorange": "reversed"})
+    return fig
+
+
+def collision_heatmap(chunkers: Sequence[str], docs: Sequence[str], matrix: Sequence[Sequence[float | None]]
+                      ) -> go.Figure:
+    """Chunker by gold document: the share of that document's questions whose top-1 hit came from elsewhere."""
+    fig = go.Figure(go.Heatmap(
+        z=matrix, x=list(docs), y=list(chunkers), zmin=0, zmax=1, colorscale="Reds",
+        text=[["" if v is None else f"{v:.2f}" for v in row] for row in matrix], texttemplate="%{text}",
+        hovertemplate="%{y}<br>questions about %{x}: top-1 from another document %{z:.0%}<extra></extra>",
+        colorbar={"title": "wrong doc"},
+    ))
+    fig.update_layout(height=120 + 34 * len(chunkers), margin={"l": 10, "r": 10, "t": 40, "b": 80},
+                      title="Top-1 collisions: questions whose first hit comes from another document",
+                      yaxis={"autorange": "reversed"})
+    return fig

@@ -19,6 +19,7 @@ from core import text as T
 from core.boundaries import BoundaryScores, score_boundaries
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
 from core.chunkers.lgmgc import split_statistics
+from core.collisions import top1_sources
 from core.datasets import QADataset, joined
 from core.documents import Document
 from core.embeddings import Embedder
@@ -91,9 +92,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         # ran (lgmgc after lg with the same θ reuses every window, so it runs none)
         windows = sum(t.get("windows_scored", t.get("forward_passes", 0)) for t in run.traces.values())
         words = sum(t.get("words", 0) for t in run.traces.values())
-        retrieved = [[h.chunk for h in found] for found in hits]
-        scores, _ = evaluate(refs, [[Span(c.doc_id, c.start, c.end) for c in got] for got in retrieved],
-                             run.spans(), options.ks, source_of)
+        retrieved = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
+        scores, _ = evaluate(refs, retrieved, run.spans(), options.ks, source_of)
         parents = run.parents()
         n = len(parents)
         results[spec] = {
@@ -120,6 +120,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
             "lg_splits": split_statistics(list(run.traces.values())),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
+            "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
         }
     return {
         "dataset": data.name,

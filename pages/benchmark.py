@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
+from core.collisions import top1_collisions
 from core.errors import ChunkLensError
 from core.workbench import DEFAULT_SPECS, benchmark
 
@@ -80,6 +81,9 @@ k_max = max(report["k"])
 st.plotly_chart(charts.bars(report, {f"span IoU@{k_max}": lambda r: r[f"span_iou@{k_max}"],
                                      f"span recall@{k_max}": lambda r: r[f"span_recall@{k_max}"]},
                             "Span metrics"), width="stretch")
+chunkers, docs, matrix = top1_collisions(report)
+if chunkers and len(docs) > 1:
+    st.plotly_chart(charts.collision_heatmap(chunkers, docs, matrix), width="stretch", key="collision-heatmap")
 st.plotly_chart(charts.bars(report, {f"wrong_doc@{k}": (lambda r, k=k: r.get(f"wrong_doc@{k}", 0.0))
                                      for k in report["k"]},
                             "Collisions: share of the top k from a document without the answer"), width="stretch")

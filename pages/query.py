@@ -5,9 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import state
+from components import charts, state
 from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html
+from core.collisions import question_grid
 from core.evaluation import source_resolver
+from core.metrics import Span
 from core.workbench import ask_all, gold_overlap
 
 state.through_app()
@@ -54,6 +56,12 @@ if gold:
     table = [{"chunker": s, **{m: round(v, 3) for m, v in a.score.values.items()}}
              for s, a in answers.items() if a.score]
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+grid = question_grid({s: [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
+                      for s, a in answers.items() if not a.error},
+                     gold.references if gold else [], source_resolver(corpus.documents))
+st.plotly_chart(charts.collision_grid(grid, "Where each chunker's hits come from (★ the document with the answer)"
+                                      if gold else "Where each chunker's hits come from"),
+                width="stretch", key="collision-grid")
 specs = list(answers)
 for row_start in range(0, len(specs), 4):
     for col, spec in zip(st.columns(4), specs[row_start : row_start + 4]):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -77,6 +79,9 @@ def test_query_page_compares_every_chunker(app):
     assert "question CNM (filter)" in htmls  # the CNM-aware run shows what it did with the question
     assert "wrong_doc@5" in metrics.columns and metrics["wrong_doc@5"].between(0, 1).all()
     assert "dense #" in htmls and "BM25 #" in htmls  # every hit shows where it stood on both sides
+    grid = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert len(grid["y"]) == len(FAST_SPECS) and all("wrong_doc" in y for y in grid["y"])  # one row per chunker
+    assert any("★" in cell for row in grid["text"] for cell in row)  # the gold document is marked
     log = at.dataframe[1].value
     assert len(log) == len(FAST_SPECS) and set(log["retrieval"]) == {"hybrid"}
     # another retrieval mode applies to every chunker at once, on the same runs (nothing is chunked again)
@@ -99,6 +104,9 @@ def test_benchmark_page_runs_and_offers_downloads(app):
     assert set(table["chunker"]) == {"naive-500t", "chop:retrieval=filter"}
     assert "hit@10" in table.columns and "seconds_embed" in table.columns
     assert [d.proto.label for d in at.get("download_button")] == ["Download CSV", "Download JSON"]
+    figures = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    [heat] = [f for f in figures if f["type"] == "heatmap"]  # the top-1 collisions, chunker by manual
+    assert set(heat["y"]) == {"naive-500t", "chop:retrieval=filter"} and len(heat["x"]) == 7
 
 
 def test_cnm_inspector_lists_every_chop_chunk(app):
