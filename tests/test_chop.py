@@ -163,3 +163,14 @@ def test_joined_dataset_keeps_gold_text():
         (a,), (b,) = q_plain.references, q_joined.references
         doc = next(d for d in ds.documents if d.doc_id == a.doc_id)
         assert doc.text[a.start : a.end] == stream.documents[0].text[b.start : b.end]
+
+
+def test_model_variants_are_other_models():
+    # near-duplicate manuals of one product line: the variant words are part of the model
+    assert model_candidates("Samsung Galaxy S10 Lite user manual")["S10 Lite"] == 1
+    assert "S20 Ultra 5G" in model_candidates("Galaxy S20 Ultra 5G")
+    assert "S7 Active" in model_candidates("Galaxy S7 Active")
+    assert "225B" in model_candidates("switch the 225B lite mode on")  # lower case: a word, not a variant
+    assert models_match("Galaxy S10", "S10") and models_match("225b", "Nordwind 225B")
+    assert not models_match("S10", "S10 Lite") and not models_match("S20", "S20 Ultra 5G")
+    assert not models_match("Note 10", "Note") and not models_match("S10", "S10e")

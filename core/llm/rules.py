@@ -53,6 +53,11 @@ PART_NOUNS: tuple[str, ...] = (
 _MODEL_RE = re.compile(r"\b(?:[A-Z]{1,4}-?){0,2}\d{2,5}[A-Za-z]{0,3}\+?(?:-[A-Z0-9]{1,4})?\b|\b[A-Z][A-Z0-9]*-SERIES\b")
 # short models ("S9", "Note 10", "Tab S6") only count after a series word, or error codes like E4 would too
 _NAMED_MODEL_RE = re.compile(r"\b(?:Galaxy|Tab|Note|Model|Series|Type|No\.)\s?([A-Z]{0,2}\d{1,4}[A-Za-z]{0,2}\+?)")
+# words that make another model of the same line: "S10 Lite" is not an "S10", "S20 Ultra 5G" not an "S20"
+VARIANT_WORDS = ("lite", "plus", "ultra", "pro", "max", "mini", "active", "edge", "fe", "neo", "5g", "duos", "xl")
+# capitalised or upper case only, as product names write them: "the 225B lite mode" names no variant
+_VARIANT_TAIL = re.compile(r"(?:[ \t]+(?:" + "|".join(f"{w.capitalize()}|{w.upper()}" for w in VARIANT_WORDS)
+                           + r")\b)+")
 _NOT_A_MODEL = re.compile(
     r"^(?:\d+(?:V|W|A|Hz|mm|cm|m|kg|g|mAh|Ah|GB|MB|TB|K|MP|s|h|min|dB|L|ml|px|p|x|fps|th|st|nd|rd)?"
     r"|IP\d+|MP[34]|[HX]26\d|R\d{2,3}A?|LR\d+|CR\d+|AAA?|USB\d*|PM\d+|CO2|HDMI\d*|DDR\d|LTE\d*|[0-9]+G)$",
@@ -71,17 +76,28 @@ def normalise_model(model: str | None) -> str:
 
 
 def models_match(a: str | None, b: str | None) -> bool:
-    """Same model: equal after normalising, or one names the other in full ("Galaxy S10" vs "S10")."""
+    """Same model: equal after normalising, or one names the other in full with only family words added
+    ("Galaxy S10" vs "S10"), never a variant ("S10 Lite", "S20 Ultra 5G") or another number."""
     if not a or not b:
         return False
+    if normalise_model(a) == normalise_model(b):
+        return True
     ta, tb = set(re.split(r"[\s_]+", a.lower())), set(re.split(r"[\s_]+", b.lower()))
-    return normalise_model(a) == normalise_model(b) or ta <= tb or tb <= ta
+    small, big = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    extra = big - small
+    return small <= big and not any(w in VARIANT_WORDS or re.search(r"\d", w) for w in extra)
+
+
+def _variant_tail(text: str, end: int) -> str:
+    """The variant words right after a model ("S10" + " Lite"), normalised to single spaces."""
+    tail = _VARIANT_TAIL.match(text, end)
+    return " " + " ".join(tail.group(0).split()) if tail else ""
 
 
 def model_candidates(text: str) -> Counter[str]:
     found: Counter[str] = Counter()
     for m in _MODEL_RE.finditer(text):
-        cand = m.group(0)
+        cand = m.group(0) + _variant_tail(text, m.end())
         if not re.search(r"\d", cand) and "SERIES" not in cand:
             continue
         if not re.search(r"[A-Za-z]", cand) or _NOT_A_MODEL.match(cand):
@@ -91,6 +107,7 @@ def model_candidates(text: str) -> Counter[str]:
         cand = m.group(1)
         if cand.isdigit():  # "Note 10" -> "Note10": the number alone means nothing
             cand = re.sub(r"\s+", "", m.group(0))
+        cand += _variant_tail(text, m.end())
         if cand not in found and not _NOT_A_MODEL.match(cand):
             found[cand] += 1
     return found
@@ -117,7 +134,7 @@ def category_scores(text: str) -> Counter[str]:
 class RuleCnm:
     """Rule-based CNM extraction and continuity decisions (no LLM; zero LLM calls and tokens)."""
 
-    key = "rules:v2"  # bump when a rule changes: chunk caches are keyed by it
+    key = "rules:v3"  # bump when a rule changes: chunk caches are keyed by it (v3: model variants, "S10 Lite")
     label = "rule-based (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, category_similarity: float = 0.3) -> None:
