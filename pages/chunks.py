@@ -79,7 +79,12 @@ for col, spec in zip(st.columns(max(1, len(shown))), shown):
         own = [c for c in ok[spec].run.parents() if c.doc_id == doc_id]
         st.html(chunk_spans_html(doc.text, own, start, min(len(doc.text), start + window)))
 
+first_of: dict[str, str] = {}  # run identity -> the first spec that made it (retrieval-only variants share it)
 for spec, r in ok.items():
+    same = first_of.setdefault(r.run.identity, spec)
+    if same != spec:
+        st.caption(f"{spec}: same chunks as {same} (only the retrieval differs), shown above.")
+        continue
     trace = r.run.traces.get(doc_id, {})
     if trace.get("kind") in ("similarity", "distance") and trace.get("values"):
         st.plotly_chart(charts.trace_curve(trace, f"{spec}: neighbour {trace['kind']}"), width="stretch",

@@ -62,6 +62,10 @@ def test_chunk_and_compare_runs_the_chosen_chunkers(app):
     htmls = [h.proto.body for h in at.get("html")]
     assert any("chunk 0" in h for h in htmls)  # coloured spans of the first chunk
     assert any("Category: " in h or "cat:" in h for h in htmls)  # CNM badges of the chop run
+    # chop:retrieval=filter shares chop's chunks: its CNM section is drawn once, the variant says so
+    assert [h.value for h in at.subheader].count("chop: CNM prefixes and continuity") == 1
+    assert not any("retrieval=filter: CNM" in h.value for h in at.subheader)
+    assert any(c.value.startswith("chop:retrieval=filter: same chunks as chop") for c in at.caption)
     again = click(at, "Run chunkers")  # a rerun is served from the caches
     assert again.dataframe[0].value["cached"].all()
 
