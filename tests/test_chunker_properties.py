@@ -247,7 +247,7 @@ def test_paragraph_differs_from_recursive_at_a_long_paragraph():
     par = [c.text for c in make_chunker("paragraph:theta=20").chunk(doc).chunks]
     assert par[-1] == "A short closing paragraph."  # the long paragraph's tail keeps to itself
     assert rec[-1].endswith("word24.\n\nA short closing paragraph.")  # recursive packs it with the next one
-    assert make_chunker("paragraph").identity.startswith("paragraph:v3:")
+    assert make_chunker("paragraph").identity.startswith("paragraph:v4:")
 
 
 def test_long_paragraphs_split_like_pysbd_in_blocks():
