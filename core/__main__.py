@@ -35,9 +35,30 @@ def _specs(text: str) -> list[str]:
     return specs
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _service_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags naming the services chunkers use (shared by bench and export)."""
     from core.llm.scoring import DTYPES, EOS_MODES
 
+    parser.add_argument("--workspace", type=Path,
+                        help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
+    parser.add_argument("--embedder", default=None,
+                       help="bundled:all-MiniLM-L6-v2 (default), a folder, an HF id, openai:<model>")
+    parser.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
+                       help="texts longer than the embedder reads: truncate, or window and mean-pool")
+    parser.add_argument("--llm", choices=["rule", "local", "openai"], default="rule",
+                       help="CNM backend for chop: rule-based (default, no model), local SmolLM2, or OpenAI-compatible")
+    parser.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
+    parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")
+    parser.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
+    parser.add_argument("--scorer-model", default=None,
+                       help="causal LM for lg/lgmgc: the bundled SmolLM2 (default), a local folder or an HF id")
+    parser.add_argument("--eos-mode", choices=EOS_MODES, default="eos",
+                       help="which next tokens count as end of text for lg/lgmgc")
+    parser.add_argument("--scorer-dtype", choices=DTYPES, default="float32",
+                       help="lg/lgmgc scorer precision (bfloat16: faster on CPUs with AVX-512 BF16)")
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="ChunkLens: chunk, index, retrieve, score.")
     sub = parser.add_subparsers(dest="command", required=True)
     bench = sub.add_parser("bench", help="evaluate chunkers on qa-spans v1 folders")
@@ -51,22 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--doc-ids", type=lambda v: [x for x in v.split(",") if x], metavar="ID[,ID...]",
                        help="only these documents and the questions about them")
     bench.add_argument("--out", type=Path, help="write the JSON report here")
-    bench.add_argument("--workspace", type=Path, help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
-    bench.add_argument("--embedder", default=None,
-                       help="bundled:all-MiniLM-L6-v2 (default), a folder, an HF id, openai:<model>")
-    bench.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
-                       help="texts longer than the embedder reads: truncate, or window and mean-pool")
-    bench.add_argument("--llm", choices=["rule", "local", "openai"], default="rule",
-                       help="CNM backend for chop: rule-based (default, no model), local SmolLM2, or OpenAI-compatible")
-    bench.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
-    bench.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")
-    bench.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
-    bench.add_argument("--scorer-model", default=None,
-                       help="causal LM for lg/lgmgc: the bundled SmolLM2 (default), a local folder or an HF id")
-    bench.add_argument("--eos-mode", choices=EOS_MODES, default="eos",
-                       help="which next tokens count as end of text for lg/lgmgc")
-    bench.add_argument("--scorer-dtype", choices=DTYPES, default="float32",
-                       help="lg/lgmgc scorer precision (bfloat16: faster on CPUs with AVX-512 BF16)")
+    _service_flags(bench)
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
     bench.add_argument("--retrieval", default=None, metavar="dense|bm25|hybrid",
                        help="how every chunker is searched (default: hybrid): MiniLM cosine, BM25 over the same "
@@ -81,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--metrics", default="hit,mrr,ndcg", type=lambda v: [m for m in v.split(",") if m],
                        help="metric names, e.g. dcg,recall or span_recall,span_iou")
     table.add_argument("--k", type=_ks, default=None, help="cut-offs to show (default: all in the report)")
+    export = sub.add_parser("export", help="write every chunker's chunks as JSONL or CSV")
+    export.add_argument("--data", required=True, type=Path, metavar="DIR",
+                        help="a qa-spans v1 folder, or a folder of PDF / DOCX / TXT / Markdown files")
+    export.add_argument("--chunkers", type=_specs, required=True, help="NAME[:key=value...][,NAME...]")
+    export.add_argument("--join", action="store_true", help="join the documents into one stream first")
+    export.add_argument("--out", type=Path, required=True, help="FILE.jsonl or FILE.csv")
+    _service_flags(export)
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
     return parser
 
@@ -123,9 +136,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from core.bench import BenchOptions, bench_dataset, format_table
     from core.chunkers.base import make_chunker
     from core.datasets import first_documents, load_dataset, select_documents
-    from core.embeddings import BUNDLED_MINILM, make_embedder
     from core.index import StoreSettings, VectorStore
-    from core.workspace import Workspace
 
     retrieval = retrieval_settings(args.retrieval, args.fusion, args.lexical_weight)  # fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
@@ -136,30 +147,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for spec in args.chunkers:
         make_chunker(spec, _dummy_context())  # unknown names and bad parameters fail now, too
     _quiet_libraries()
-    ws = Workspace.open(args.workspace)
-    embedder = make_embedder(args.embedder or BUNDLED_MINILM, long_text=args.long_text, cache_dir=ws.cache)
+    services = _services(args, args.chunkers)
+    ws, embedder, llm, scorer, chat = (services[k] for k in ("workspace", "embedder", "llm", "scorer", "chat"))
     store = VectorStore(_store_settings(args.chroma, ws.chroma, StoreSettings))
-    llm = None
-    if any(s.split(":")[0] in ("chop", "lumber") for s in args.chunkers) or args.llm != "rule":
-        from core.llm.factory import make_cnm_backend
-
-        chat = {"model": args.llm_model, "base_url": args.llm_base_url, "timeout": args.llm_timeout}
-        llm = make_cnm_backend(args.llm, ws.cache, embedder=embedder,
-                               **({} if args.llm == "rule" else chat))
-    scorer = chat = None
-    names = {s.split(":")[0] for s in args.chunkers} | {p.split("=", 1)[1] for s in args.chunkers
-                                                       for p in s.split(":")[1:] if p.startswith("parents=")}
-    if names & {"lg", "lgmgc"}:
-        from core.llm.local_model import BUNDLED_SMOLLM2
-        from core.llm.scoring import EosScorer
-
-        scorer = EosScorer(args.scorer_model or BUNDLED_SMOLLM2, ws.cache / "models", eos_mode=args.eos_mode,
-                            dtype=args.scorer_dtype)
-    if "lumber" in names:
-        from core.llm.factory import make_chat_client
-
-        chat = make_chat_client("local" if args.llm == "rule" else args.llm, ws.cache, model=args.llm_model,
-                                base_url=args.llm_base_url, timeout=args.llm_timeout)
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
     for ds in datasets:
@@ -190,6 +180,63 @@ def retrieval_settings(mode: str | None, fusion: str | None, weight: str | None)
     except ValueError as exc:
         raise ConfigError(f"--lexical-weight takes a number between 0 and 1 (got '{weight}')") from exc
     return RetrievalSettings(mode or defaults.retrieval, fusion or defaults.fusion, w)
+
+
+def _services(args: argparse.Namespace, specs: list[str]) -> dict:
+    """Workspace, embedder, CNM backend, LGMGC scorer and chat client, as the flags and the chunkers ask."""
+    from core.embeddings import BUNDLED_MINILM, make_embedder
+    from core.workspace import Workspace
+
+    ws = Workspace.open(args.workspace)
+    embedder = make_embedder(args.embedder or BUNDLED_MINILM, long_text=args.long_text, cache_dir=ws.cache)
+    llm = None
+    if any(s.split(":")[0] in ("chop", "lumber") for s in specs) or args.llm != "rule":
+        from core.llm.factory import make_cnm_backend
+
+        chat = {"model": args.llm_model, "base_url": args.llm_base_url, "timeout": args.llm_timeout}
+        llm = make_cnm_backend(args.llm, ws.cache, embedder=embedder,
+                               **({} if args.llm == "rule" else chat))
+    scorer = chat = None
+    names = {s.split(":")[0] for s in specs} | {p.split("=", 1)[1] for s in specs
+                                                for p in s.split(":")[1:] if p.startswith("parents=")}
+    if names & {"lg", "lgmgc"}:
+        from core.llm.local_model import BUNDLED_SMOLLM2
+        from core.llm.scoring import EosScorer
+
+        scorer = EosScorer(args.scorer_model or BUNDLED_SMOLLM2, ws.cache / "models", eos_mode=args.eos_mode,
+                            dtype=args.scorer_dtype)
+    if "lumber" in names:
+        from core.llm.factory import make_chat_client
+
+        chat = make_chat_client("local" if args.llm == "rule" else args.llm, ws.cache, model=args.llm_model,
+                                base_url=args.llm_base_url, timeout=args.llm_timeout)
+    return {"workspace": ws, "embedder": embedder, "llm": llm, "scorer": scorer, "chat": chat}
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.export import FORMATS, records, write
+    from core.pipeline import chunk_documents
+    from core.workbench import folder_documents, make_corpus
+
+    if args.out.suffix.lower() not in FORMATS:
+        raise ChunkLensError(f"--out must end in .jsonl or .csv (got '{args.out.name}')")
+    documents, dataset = folder_documents(args.data)  # fail on a bad folder before any slow work
+    for spec in args.chunkers:
+        make_chunker(spec, _dummy_context())
+    _quiet_libraries()
+    services = _services(args, args.chunkers)
+    corpus = make_corpus(documents, dataset, args.join)
+    context = ChunkerContext(embedder=services["embedder"], llm=services["llm"], scorer=services["scorer"],
+                             chat=services["chat"])
+    progress = _Bars(sys.stderr.isatty())
+    runs = {spec: chunk_documents(corpus.documents, make_chunker(spec, context), services["workspace"].chunk_runs,
+                                  progress).chunks for spec in args.chunkers}
+    recs = list(records(runs, corpus.documents))
+    write(args.out, recs)
+    print(f"wrote {len(recs)} chunks of {len(runs)} chunker(s) over {len(corpus.documents)} document(s) to "
+          f"{args.out}", file=sys.stderr)
+    return 0
 
 
 def _dummy_context():
@@ -235,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_bench(args)
         if args.command == "table":
             return cmd_table(args)
+        if args.command == "export":
+            return cmd_export(args)
         return cmd_chunkers()
     except ChunkLensError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -307,5 +307,27 @@ def gold_overlap(chunk: Chunk, gold: Question | None) -> list[tuple[int, int]]:
     return out
 
 
+def folder_documents(folder: Path) -> tuple[list[Document], QADataset | None]:
+    """A qa-spans v1 folder's documents and set, or every PDF / DOCX / TXT / Markdown file in a plain folder."""
+    from core.datasets import load_dataset
+    from core.documents import SUPPORTED_SUFFIXES, load_file
+
+    if (folder / "corpus.jsonl").exists():
+        ds = load_dataset(folder)
+        return ds.documents, ds
+    if not folder.is_dir():
+        raise ChunkLensError(f"{folder}: not a folder")
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+    if not files:
+        raise ChunkLensError(f"{folder}: no corpus.jsonl and no {', '.join(SUPPORTED_SUFFIXES)} files")
+    docs: list[Document] = []
+    for path in files:
+        doc = load_file(path)
+        if doc.doc_id in {d.doc_id for d in docs}:
+            doc.doc_id = f"{doc.doc_id}-{len(docs) + 1}"
+        docs.append(doc)
+    return docs, None
+
+
 def sample_folder() -> Path:
     return Path(__file__).resolve().parent.parent / "sample_data" / "qa"

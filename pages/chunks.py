@@ -9,6 +9,7 @@ from components import charts, state
 from components.html import chunk_spans_html, cnm_badges_html
 from core.chunkers.base import available
 from core.errors import ChunkLensError
+from core.export import records, to_csv, to_jsonl
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers
 
 state.through_app()
@@ -60,6 +61,11 @@ summary = [{"chunker": s, "chunks": len(r.run.parents()), "children": len(r.run.
             "seconds": round(r.seconds, 2), "cached": r.run.from_cache and r.indexed.reused,
             "LLM calls": r.llm_calls} for s, r in ok.items()]
 st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
+export = list(records({s: r.run.chunks for s, r in ok.items()}, corpus.documents))
+e1, e2, _ = st.columns([1, 1, 3])
+e1.download_button("Export chunks (JSONL)", to_jsonl(export), "chunklens-chunks.jsonl", "application/jsonl",
+                   help="One line per chunk: {id, page_content, metadata}; loads as LangChain Document(**line)")
+e2.download_button("Export chunks (CSV)", to_csv(export), "chunklens-chunks.csv", "text/csv")
 
 doc_ids = [d.doc_id for d in corpus.documents]
 doc_id = st.selectbox("Document", doc_ids) if len(doc_ids) > 1 else doc_ids[0]

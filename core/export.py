@@ -1,0 +1,81 @@
+"""Every chunker's chunks as JSONL or CSV, in a shape RAG frameworks load as they are.
+
+A JSONL line is `{"id": <chunk id>, "page_content": <the exact span>, "metadata": {...}}`: LangChain's
+`Document(**line)` takes it whole, and LlamaIndex's `TextNode(id_=line["id"], text=line["page_content"],
+metadata=line["metadata"])`. The metadata says where the span lies (doc_id, start, end), which chunker cut it
+(its spec), and what a method added: the prefix that was embedded with it, CHOP's CNM and continuity decision,
+LGMGC's parent. CSV has one row per chunk with the same fields, the CNM spread over three columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.chunkers.base import Chunk
+from core.documents import Document
+from core.errors import ConfigError
+
+FORMATS = (".jsonl", ".csv")
+CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "token_count", "prefix", "cnm_category",
+              "cnm_nouns", "cnm_model", "cnm_source", "continuity", "continuity_reason", "parent_id", "child",
+              "page_content")
+
+
+def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[str, Any]:
+    meta = chunk.meta
+    metadata: dict[str, Any] = {
+        "doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end, "chunker": spec, "chunk_id": chunk.chunk_id,
+        "index": chunk.index, "token_count": chunk.token_count, "prefix": chunk.prefix or None,
+        "prefix_place": chunk.prefix_place if chunk.prefix else None, "cnm": meta.get("cnm"),
+        "cnm_source": meta.get("cnm_source"), "continuity": meta.get("continuity"),
+        "continuity_reason": meta.get("continuity_reason"), "parent_id": chunk.parent_id, "child": chunk.child or None,
+    }
+    if doc is not None:
+        metadata["title"] = doc.title
+        if doc.page_starts and (page := doc.page_at(chunk.start)) is not None:
+            metadata["page"] = page
+    return {"id": f"{spec}|{chunk.chunk_id}", "page_content": chunk.text, "metadata": metadata}
+
+
+def records(runs: Mapping[str, Sequence[Chunk]], documents: Sequence[Document]) -> Iterator[dict[str, Any]]:
+    """One record per chunk of every run (parents and children alike), in run and chunk order."""
+    by_id = {d.doc_id: d for d in documents}
+    for spec, chunks in runs.items():
+        for c in chunks:
+            yield chunk_record(spec, c, by_id.get(c.doc_id))
+
+
+def to_jsonl(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+
+
+def csv_row(rec: dict[str, Any]) -> dict[str, Any]:
+    m = rec["metadata"]
+    cnm = m.get("cnm") or {}
+    flat = {k: m.get(k) for k in CSV_FIELDS if k in m}
+    flat.update(id=rec["id"], page_content=rec["page_content"], cnm_category=cnm.get("category"),
+                cnm_nouns="; ".join(cnm.get("nouns") or []) or None, cnm_model=cnm.get("model"))
+    return flat
+
+
+def to_csv(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in recs:
+        writer.writerow(csv_row(r))
+    return out.getvalue()
+
+
+def write(path: Path, recs: Sequence[dict[str, Any]]) -> None:
+    """JSONL or CSV by the file's suffix (anything else is a ConfigError, before anything is written)."""
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ConfigError(f"--out must end in .jsonl or .csv (got '{path.name}')")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_jsonl(recs) if suffix == ".jsonl" else to_csv(recs), encoding="utf-8")

@@ -1,0 +1,89 @@
+"""Chunk export: JSONL that LangChain and LlamaIndex load as they are, CSV, and `python -m core export`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from core.chunkers.base import ChunkerContext, make_chunker
+from core.datasets import joined, load_dataset
+from core.export import records, to_csv, to_jsonl
+from core.llm.rules import RuleCnm
+from core.pipeline import chunk_documents
+from core.workbench import sample_folder
+from tests.test_cli import run_cli
+
+SPECS = ["naive-500t", "chop", "mg:theta=120", "recursive:prefix=headings"]
+
+
+def _export(documents):
+    context = ChunkerContext(llm=RuleCnm())
+    runs = {spec: chunk_documents(documents, make_chunker(spec, context)).chunks for spec in SPECS}
+    return runs, to_jsonl(records(runs, documents))
+
+
+def test_jsonl_loads_into_langchain_and_llamaindex_with_exact_spans():
+    from langchain_core.documents import Document as LcDocument
+    from llama_index.core.schema import TextNode
+
+    docs = load_dataset(sample_folder()).documents[:2]
+    runs, text = _export(docs)
+    by_id = {d.doc_id: d for d in docs}
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert len(lines) == sum(len(c) for c in runs.values())
+    for line in lines:
+        lc = LcDocument(**line)
+        node = TextNode(id_=line["id"], text=line["page_content"], metadata=line["metadata"])
+        m = lc.metadata
+        assert lc.page_content == by_id[m["doc_id"]].text[m["start"] : m["end"]] == node.text
+        assert node.node_id == lc.id == line["id"] and node.metadata["chunker"] == m["chunker"]
+        assert m["chunker"] in SPECS and m["title"] == by_id[m["doc_id"]].title
+    chop = [ln["metadata"] for ln in lines if ln["metadata"]["chunker"] == "chop"]
+    assert all(m["cnm"] and m["prefix"].startswith("[") for m in chop)
+    firsts = [m for m in chop if m["index"] == 0]  # a document's first window has no decision before it
+    assert len(firsts) == 2 and all(m["continuity"] is None for m in firsts)
+    assert {m["continuity"] for m in chop if m["index"] > 0} <= {True, False}
+    children = [ln["metadata"] for ln in lines if ln["metadata"]["parent_id"]]
+    assert children and all(m["chunker"] == "mg:theta=120" and m["child"] for m in children)
+    headed = [ln["metadata"] for ln in lines if ln["metadata"]["chunker"] == "recursive:prefix=headings"]
+    assert all(m["prefix"].startswith(f"[{m['title']}") for m in headed)
+
+
+def test_csv_has_one_row_per_chunk_with_the_cnm_spread_out():
+    ds = joined(load_dataset(sample_folder()))
+    runs, text = _export(ds.documents)
+    recs = [json.loads(line) for line in text.splitlines()]
+    rows = list(csv.DictReader(io.StringIO(to_csv(recs))))
+    assert len(rows) == sum(len(c) for c in runs.values())
+    stream = ds.documents[0].text
+    for row in rows:
+        assert row["page_content"] == stream[int(row["start"]) : int(row["end"])]
+    chop = [r for r in rows if r["chunker"] == "chop"]
+    assert any(r["continuity"] == "False" for r in chop)  # the joins of the stream the rules found
+    for row, rec in zip(rows, recs):
+        cnm = rec["metadata"]["cnm"] or {}
+        assert row["cnm_model"] == (cnm.get("model") or "") and row["cnm_nouns"] == "; ".join(cnm.get("nouns") or [])
+    assert {r["cnm_model"] for r in chop} >= {"225B", "226R", "T12"}
+
+
+def test_the_export_command_writes_a_plain_folder_and_refuses_other_suffixes(tmp_path):
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    (folder / "fan.md").write_text("# Fan F30\n\nClean the blades monthly.\n\n## Timer\n\nSet the timer.", "utf-8")
+    (folder / "cam.txt").write_text("Charge the X100 battery for three hours.", "utf-8")
+    out = tmp_path / "chunks.jsonl"
+    proc = run_cli("export", "--data", str(folder), "--chunkers", "paragraph,chop", "--out", str(out),
+                   workspace=tmp_path / "ws")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert {ln["metadata"]["doc_id"] for ln in lines} == {"fan", "cam"}
+    assert {ln["metadata"]["chunker"] for ln in lines} == {"paragraph", "chop"}
+    bad = run_cli("export", "--data", str(folder), "--chunkers", "paragraph", "--out", str(tmp_path / "x.txt"),
+                  workspace=tmp_path / "ws")
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --out must end in .jsonl or .csv (got 'x.txt')"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = run_cli("export", "--data", str(empty), "--chunkers", "paragraph", "--out", str(out),
+                   workspace=tmp_path / "ws")
+    assert none.returncode == 2 and "no corpus.jsonl" in none.stderr and "Traceback" not in none.stderr
