@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--fusion", default=None, metavar="rrf|weighted",
                        help="hybrid: reciprocal-rank fusion (default) or a weighted sum of min-max scores")
     bench.add_argument("--lexical-weight", default=None, metavar="W",
-                       help="hybrid: the lexical side's weight, 0 to 1 (default 0.5)")
+                       help="hybrid: the lexical side's weight, 0 to 1 (default 0.9, see docs/RETRIEVAL.md)")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     table = sub.add_parser("table", help="print a bench JSON report as a Markdown table")
     table.add_argument("report", type=Path, help="a file written by bench --out")

@@ -42,12 +42,13 @@ FUSIONS = ("rrf", "weighted")
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """How every chunker of a comparison is searched. The default lexical weight was chosen by measurement
-    across the shared sets (README, "Retrieval modes")."""
+    """How every chunker of a comparison is searched. This class defaults to plain dense search; the app's and the
+    command line's defaults (hybrid, RRF, lexical weight 0.9) live in `core.settings.Settings`, chosen by
+    measurement across the shared sets (docs/RETRIEVAL.md)."""
 
     mode: str = "dense"
     fusion: str = "rrf"
-    lexical_weight: float = 0.5
+    lexical_weight: float = 0.9
     rrf_k: int = 60
     pool: int = 100  # candidates taken from each side before fusing or boosting (at least 10 * k)
 

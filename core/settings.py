@@ -31,10 +31,11 @@ class Settings(BaseModel):
     scorer_dtype: Literal["float32", "bfloat16"] = "float32"
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
-    # how every chunker of a comparison is searched (core.retrieval.RetrievalSettings); chosen by measurement
+    # how every chunker of a comparison is searched (core.retrieval.RetrievalSettings). The defaults are the best
+    # mean MRR@10 over four shared sets and five chunkers (`python -m bench.retrieval`, docs/RETRIEVAL.md)
     retrieval: Literal["dense", "bm25", "hybrid"] = "hybrid"
     fusion: Literal["rrf", "weighted"] = "rrf"
-    lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    lexical_weight: float = Field(default=0.9, ge=0.0, le=1.0)
     max_upload_mb: int = Field(default=50, ge=1, le=2048)  # per file; .streamlit/config.toml lets up to 2048 through
 
     @property
