@@ -166,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dense: {choice['means']['dense']:.3f}, bm25: {choice['means']['bm25']:.3f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
+        for per_setting in reports.values():  # the per-question sources are the bulk of a report: left out here
+            for report in per_setting.values():
+                for result in report["results"].values():
+                    result.pop("top1_sources", None)
         command = "python -m bench.retrieval " + " ".join(argv if argv is not None else sys.argv[1:])
         args.out.write_text(json.dumps({"command": command, "long_text": args.long_text, "chunkers": specs,
                                         "choice": choice, "reports": reports}, indent=1), encoding="utf-8")

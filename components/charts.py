@@ -67,20 +67,35 @@ def eos_curve(window: dict[str, Any], scorer: str) -> go.Figure:
     return fig
 
 
-def continuity_strip(chunks: Sequence[Chunk]) -> go.Figure:
-    """One cell per chunk: continues (TRUE), new document (FALSE), or first chunk."""
-    values, text = [], []
-    for c in chunks:
-        d = c.meta.get("continuity")
-        values.append(0.5 if d is None else (1.0 if d else 0.0))
-        reason = c.meta.get("continuity_reason") or ""
-        model = (c.meta.get("cnm") or {}).get("model")
-        text.append(f"chunk {c.index}: {'start' if d is None else ('TRUE' if d else 'FALSE')}<br>{reason}"
-                    f"<br>model: {model}")
-    fig = go.Figure(go.Heatmap(z=[values], text=[text], hoverinfo="text", showscale=False, zmin=0, zmax=1,
-                               colorscale=[[0, "#dc2626"], [0.5, "#9ca3af"], [1, "#16a34a"]], xgap=1))
-    fig.update_layout(height=110, margin={"l": 10, "r": 10, "t": 30, "b": 20}, yaxis_visible=False,
-                      title="Continuity decisions (green TRUE, red FALSE = new document)", xaxis_title="chunk")
+STRIP_COLOURS = {"start": "#6b7280", "found join": "#16a34a", "correct continue": "#d1d5db",
+                 "false alarm": "#f59e0b", "missed join": "#dc2626"}
+
+
+def continuity_strip(decisions: Sequence[Any], title: str) -> go.Figure:
+    """One cell per window (`core.boundaries.Decision`), coloured by how its decision compares with the true
+    joins; hovering shows the decision, its reason and the text on both sides of the cut."""
+    labels = list(STRIP_COLOURS)
+    n = len(labels)
+    steps: list[list[Any]] = []
+    for i, label in enumerate(labels):
+        steps += [[i / n, STRIP_COLOURS[label]], [(i + 1) / n, STRIP_COLOURS[label]]]
+
+    def side(text: str) -> str:
+        return " ".join(text.split())[-90:].replace("<", "&lt;")
+
+    hover = [f"window {d.index}: <b>{d.label}</b> ({'start' if d.decision is None else d.decision})"
+             f"<br>{side(d.reason)}" + (f"<br>true join at {d.join}" if d.join is not None else "")
+             + f"<br>…{side(d.before)} ┃ {' '.join(d.after.split())[:90].replace('<', '&lt;')}…" for d in decisions]
+    fig = go.Figure(go.Heatmap(
+        z=[[labels.index(d.label) for d in decisions]], text=[hover], hoverinfo="text", showscale=False,
+        zmin=-0.5, zmax=n - 0.5, colorscale=steps, xgap=1,
+    ))
+    for label, colour in STRIP_COLOURS.items():  # a legend: one invisible trace per label
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label,
+                                 marker={"color": colour, "size": 10, "symbol": "square"}))
+    fig.update_layout(height=150, margin={"l": 10, "r": 10, "t": 40, "b": 20}, yaxis_visible=False,
+                      title=title, xaxis_title="window", legend={"orientation": "h", "y": -0.4},
+                      plot_bgcolor="white")
     return fig
 
 

@@ -32,20 +32,61 @@ class BoundaryScores:
         return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def score_boundaries(window_ends: Sequence[int], decisions: Sequence[bool | None],
-                     joins: Sequence[int]) -> BoundaryScores:
-    """`window_ends[i]` is the end offset of window i; `decisions[i]` the continuity from window i-1 to i
-    (None for the first window)."""
-    predicted = [i for i, d in enumerate(decisions) if d is False]
-    used: set[int] = set()
-    matched = 0
+def match_joins(window_ends: Sequence[int], decisions: Sequence[bool | None],
+                joins: Sequence[int]) -> tuple[dict[int, int], dict[int, int]]:
+    """({window: join it found}, {join: window where it should have been found} for the joins missed).
+    `window_ends[i]` is the end offset of window i; `decisions[i]` the continuity from window i-1 to i (None for
+    the first window)."""
+    predicted = {i for i, d in enumerate(decisions) if d is False}
+    found: dict[int, int] = {}
+    missed: dict[int, int] = {}
     for j in joins:
         first = next((i for i, end in enumerate(window_ends) if end > j), None)
         if first is None:
             continue
-        for candidate in (first, first + 1):
-            if candidate in predicted and candidate not in used:
-                used.add(candidate)
-                matched += 1
-                break
-    return BoundaryScores(len(predicted), len(joins), matched)
+        hit = next((c for c in (first, first + 1) if c in predicted and c not in found), None)
+        if hit is None:
+            missed[j] = max(first, 1) if len(window_ends) > 1 else first
+        else:
+            found[hit] = j
+    return found, missed
+
+
+def score_boundaries(window_ends: Sequence[int], decisions: Sequence[bool | None],
+                     joins: Sequence[int]) -> BoundaryScores:
+    found, _ = match_joins(window_ends, decisions, joins)
+    return BoundaryScores(sum(1 for d in decisions if d is False), len(joins), len(found))
+
+
+LABELS = ("start", "found join", "false alarm", "missed join", "correct continue")
+
+
+@dataclass
+class Decision:
+    """One continuity decision judged against the true joins, for the app's strip."""
+
+    index: int
+    label: str  # one of LABELS
+    decision: bool | None
+    reason: str
+    before: str  # the text just before the cut (the start of this window)
+    after: str  # and just after it
+    join: int | None = None  # the true join this decision found or missed
+
+
+def judge_decisions(text: str, starts: Sequence[int], ends: Sequence[int], decisions: Sequence[bool | None],
+                    reasons: Sequence[str | None], joins: Sequence[int], context: int = 120) -> list[Decision]:
+    """Each window's decision as found join / missed join / false alarm / correct continue (or start)."""
+    found, missed = match_joins(ends, decisions, joins)
+    missed_at = {w: j for j, w in missed.items()}
+    out = []
+    for i, (start, d) in enumerate(zip(starts, decisions)):
+        if d is None:
+            label, join = "start", None
+        elif d is False:
+            label, join = ("found join", found[i]) if i in found else ("false alarm", None)
+        else:
+            label, join = ("missed join", missed_at[i]) if i in missed_at else ("correct continue", None)
+        out.append(Decision(i, label, d, reasons[i] or "", text[max(0, start - context) : start],
+                            text[start : start + context], join))
+    return out

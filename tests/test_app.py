@@ -129,6 +129,12 @@ def test_a_new_session_on_the_library_gets_the_last_runs_back(app):
     at.radio[0].set_value("one joined stream").run()
     at.switch_page("pages/chunks.py").run()
     at = click(at, "Run chunkers")
+    # the joined stream: CHOP's decisions against the six true joins, scored above the strip
+    assert any(m.value.startswith("**Boundary precision") and "against the 6 true joins" in m.value
+               for m in at.markdown)
+    strips = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    hover = " ".join(t for f in strips if f.get("type") == "heatmap" for row in f.get("text", []) for t in row)
+    assert "<b>found join</b>" in hover and "true join at" in hover
     # a reload or a new tab: a new session with the same ?lib= address, nothing in its session state
     again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     again.query_params["lib"] = at.query_params["lib"]

@@ -116,6 +116,24 @@ def test_boundary_scoring_by_hand():
     assert score_boundaries(ends, [None, True, True, True, True], [250]).f1 == 0.0
 
 
+def test_each_decision_is_judged_against_the_true_joins():
+    from core.boundaries import judge_decisions
+
+    text = "".join(chr(97 + i % 26) for i in range(600))
+    starts, ends = [0, 100, 200, 300, 400, 500], [150, 250, 350, 450, 550, 600]
+    # joins at 220 (window 1 straddles it: its FALSE finds it, window 2's is one too many) and 480 (windows 4
+    # and 5 say TRUE: missed, shown at window 4)
+    judged = judge_decisions(text, starts, ends, [None, False, False, True, True, True],
+                             [None, "new model", "new model", "", "", ""], [220, 480], context=10)
+    assert [d.label for d in judged] == ["start", "found join", "false alarm", "correct continue", "missed join",
+                                         "correct continue"]
+    assert judged[1].join == 220 and judged[4].join == 480 and judged[2].join is None
+    assert judged[1].before == text[90:100] and judged[1].after == text[100:110] and judged[1].reason == "new model"
+    assert [d.label for d in judge_decisions(text, starts, ends, [None, True, False, True, True, True], [""] * 6,
+                                             [])] == ["start", "correct continue", "false alarm"] + [
+                                                 "correct continue"] * 3
+
+
 def test_cnm_filter_beats_plain_chop_on_the_sample_set(cached_minilm, workspace):
     from core.bench import BenchOptions, bench_dataset
     from core.index import StoreSettings, VectorStore
