@@ -12,7 +12,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import streamlit as st  # noqa: E402  (the environment above must be set before models load)
 
-from components import sidebar, state  # noqa: E402
+from components import demo, sidebar, state  # noqa: E402
 
 
 def home() -> None:
@@ -33,7 +33,8 @@ def home() -> None:
     st.caption("Chunkers: " + ", ".join(available()))
     docs = state.library().documents()
     st.caption(f"This library holds {len(docs)} document(s). Offline defaults: all-MiniLM-L6-v2 (bundled), "
-               "embedded ChromaDB, tiktoken cl100k_base, rule-based CNM.")
+               "embedded ChromaDB, tiktoken cl100k_base, rule-based CNM, hybrid retrieval (MiniLM + BM25).")
+    demo.render()
 
 
 st.set_page_config(page_title="ChunkLens", layout="wide")

@@ -93,8 +93,8 @@ class SetLoad:
     def message(self) -> str:
         ds = self.dataset
         others = len(ds.documents) - len(self.added) - len(self.present)
-        text = (f"Loaded '{ds.name}': {len(self.added)} document(s) added, {len(ds.questions)} questions with gold "
-                "spans")
+        text = (f"Loaded {len(self.added)} documents and {len(ds.questions)} questions with gold spans from "
+                f"'{ds.name}'")
         if self.present:
             text += f"; {len(self.present)} were already here"
         if others > 0:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bench import BenchOptions, bench_dataset
+from core.boundaries import BoundaryScores, Decision, judge_decisions, score_boundaries
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
 from core.cnm_edits import CnmEdit, apply_edits, edits_digest
 from core.datasets import QADataset, Question, joined
@@ -305,6 +306,50 @@ def gold_overlap(chunk: Chunk, gold: Question | None) -> list[tuple[int, int]]:
             if e > s:
                 out.append((s - chunk.start, e - chunk.start))
     return out
+
+
+@dataclass
+class DemoSummary:
+    """The guided demo's story: the sample manuals as one joined stream, every default chunker, product-named
+    questions, scored. `report` is a bench report (hit@k, wrong_doc@k, per-question top-1 sources)."""
+
+    corpus: Corpus
+    results: dict[str, ChunkerResult]
+    report: dict[str, Any]
+    seconds: float
+
+    def table(self) -> list[dict[str, Any]]:
+        return [{"chunker": spec, "hit@1": r["hit@1"], "hit@10": r["hit@10"], "wrong_doc@10": r["wrong_doc@10"],
+                 "boundary F1": r.get("boundary_f1")} for spec, r in self.report["results"].items()]
+
+    def continuity(self, spec: str = "chop") -> tuple[list[Decision], BoundaryScores] | None:
+        """CHOP's decisions along the stream judged against the true joins, and their scores."""
+        result = self.results.get(spec)
+        if result is None or not result.ok or not self.corpus.documents:
+            return None
+        assert result.run is not None
+        stream = self.corpus.documents[0]
+        own = [c for c in result.run.chunks if c.doc_id == stream.doc_id]
+        decisions = [c.meta.get("continuity") for c in own]
+        judged = judge_decisions(stream.text, [c.start for c in own], [c.end for c in own], decisions,
+                                 [c.meta.get("continuity_reason") for c in own], stream.joins)
+        return judged, score_boundaries([c.end for c in own], decisions, stream.joins)
+
+
+def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
+                progress: Progress | None = None) -> DemoSummary:
+    """The whole story in one call, on the bundled sample set (never the user's library): join the seven
+    manuals into one stream, run the default chunkers, ask the product-named questions, score. A second run
+    comes from the caches."""
+    from core.datasets import load_dataset
+
+    started = time.perf_counter()
+    dataset = load_dataset(sample_folder())
+    corpus = make_corpus(dataset.documents, dataset, join=True)
+    results = run_chunkers(services, corpus, DEFAULT_SPECS, progress)
+    report = benchmark(services, dataset, [s for s, r in results.items() if r.ok], [1, 3, 10], True, True,
+                       retrieval=retrieval)
+    return DemoSummary(corpus, results, report, time.perf_counter() - started)
 
 
 def folder_documents(folder: Path) -> tuple[list[Document], QADataset | None]:

@@ -37,10 +37,27 @@ def test_home_page_renders(app):
     assert app.query_params["lib"]
 
 
+def test_the_guided_demo_reaches_its_summary_without_touching_the_library(app):
+    from core.workbench import DEFAULT_SPECS
+
+    at = click(app, "Run the guided demo", timeout=900)
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["chunker"]) == DEFAULT_SPECS and table["wrong_doc@10"].between(0, 1).all()
+    figures = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    heat = [f for f in figures if f.get("colorscale") and f.get("y") == DEFAULT_SPECS]
+    assert heat and len(heat[0]["x"]) == 7  # top-1 collisions, chunker by manual
+    assert any(m.value.startswith("**CHOP's continuity decisions**") for m in at.markdown)
+    assert "This library holds 0 document(s)" in at.caption[1].value  # the user's library is untouched
+    again = click(at, "Run the guided demo")
+    demo = again.session_state["demo"]
+    assert all(r.run.from_cache and r.indexed.reused for r in demo.results.values())
+
+
 def test_documents_page_loads_the_sample_set(app):
     at = load_sample(app)
     assert not at.exception
-    assert "7 manuals and 56 questions" in at.success[0].value
+    assert "Loaded 7 documents and 56 questions" in at.success[0].value
     table = at.dataframe[0].value
     assert len(table) == 7 and set(table.columns) >= {"doc_id", "characters", "tokens"}
     at.multiselect[0].select("fan-F30").run()

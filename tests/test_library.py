@@ -112,7 +112,7 @@ def test_loading_a_set_adds_to_the_library_and_never_removes_an_upload(lib, tmp_
     assert (loaded.added, loaded.present, loaded.conflicts) == (["b"], [], ["a"])
     assert [q.qid for q in loaded.dataset.questions] == ["1"]  # its gold lies in "b", which is the set's own
     message = loaded.message()
-    assert "1 document(s) added" in message and "other 2 document(s) are kept" in message and ": a (" in message
+    assert "Loaded 1 documents" in message and "other 2 document(s) are kept" in message and ": a (" in message
     again = lib.load_dataset(folder)  # loading it again adds nothing and still removes nothing
     assert again.added == [] and again.present == ["b"] and len(lib.documents()) == 3
 

@@ -53,7 +53,7 @@ def test_sample_set_all_chunkers_and_a_question(app_url, browser):
 
     nav(page, "Documents")
     page.get_by_role("button", name="Load the sample set").click()
-    page.get_by_text("Loaded 7 manuals and 56 questions").wait_for(timeout=60_000)
+    page.get_by_text("Loaded 7 documents and 56 questions").wait_for(timeout=60_000)
     page.screenshot(path=str(SHOTS / "2-documents.png"), full_page=True)
 
     nav(page, "Chunk & compare")

@@ -1,0 +1,56 @@
+"""The guided demo on Home: one button runs the whole story (core.workbench.guided_demo), then its summary."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components import charts, state
+from core.collisions import top1_collisions
+from core.errors import ChunkLensError
+from core.workbench import DEFAULT_SPECS, guided_demo
+
+
+def render() -> None:
+    st.subheader("Guided demo")
+    st.write("The seven sample manuals of near-duplicate products joined into one stream, the default chunkers, "
+             "and the 56 questions with the product named: which chunker finds the right manual, where the wrong "
+             "hits come from, and where CHOP decided a new manual begins. Your own documents are not touched.")
+    if st.button("Run the guided demo", type="primary"):
+        services = state.services()
+        if services is None:
+            return
+        with st.status("Running the demo…", expanded=True) as status:
+            bar = st.progress(0.0)
+
+            def progress(name: str, done: int, total: int) -> None:
+                bar.progress(done / max(total, 1), text=f"{name} ({done}/{total} chunkers)")
+
+            try:
+                st.session_state["demo"] = guided_demo(services, state.retrieval(), progress)
+            except ChunkLensError as exc:
+                status.update(label=f"The demo stopped: {exc}", state="error")
+                return
+            status.update(label=f"Demo ready in {st.session_state['demo'].seconds:.1f} s", state="complete",
+                          expanded=False)
+    summary = st.session_state.get("demo")
+    if summary is None:
+        st.caption(f"Runs {len(DEFAULT_SPECS)} chunkers; the first run takes about a minute, later ones come "
+                   "from the caches.")
+        return
+    mode = summary.report.get("retrieval", {}).get("mode", "dense")
+    st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval {mode}, "
+                f"{summary.seconds:.1f} s")
+    table = pd.DataFrame(summary.table())
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns[1:]})
+    chunkers, docs, matrix = top1_collisions(summary.report)
+    if chunkers:
+        st.plotly_chart(charts.collision_heatmap(chunkers, docs, matrix), width="stretch", key="demo-heatmap")
+    strip = summary.continuity()
+    if strip:
+        judged, scores = strip
+        st.markdown(f"**CHOP's continuity decisions** along the stream: boundary precision {scores.precision:.2f}, "
+                    f"recall {scores.recall:.2f}, F1 {scores.f1:.2f} against the {scores.true} true joins")
+        st.plotly_chart(charts.continuity_strip(judged, "Continuity decisions against the true joins"),
+                        width="stretch", key="demo-strip")
