@@ -32,10 +32,21 @@ def test_the_weight_with_the_best_mean_over_every_set_wins_not_one_set():
     assert choice["means"]["hybrid-rrf-0.3"] == 0.5
 
 
-def test_render_names_every_setting_and_the_index_cost():
+def test_render_names_every_setting_the_emanual_modes_and_the_index_cost(tmp_path):
+    import json
+
     per = {"dense": _rep({"x": 0.2}, cold=True), "bm25": _rep({"x": 0.4}, lexical_built=True)}
     assert index_costs(per) == {"x": {"embed": 10.0, "lexical": 0.4}}
-    md = render({"long_text": "truncate", "chunkers": ["x"], "reports": {"chroma_eval": per},
-                 "choice": choose_weights({"chroma_eval": per})}, "python -m bench.retrieval --sets chroma_eval")
-    assert "| dense | 0.10 / 0.20 / 0.200 / 0.500 |" in md and "| bm25 |" in md
-    assert "x 0.40 s vs 10.0 s (4.0%)" in md and "--sets chroma_eval" in md
+    sweep = {"command": "python -m bench.retrieval --sets chroma_eval", "long_text": "truncate", "chunkers": ["x"],
+             "reports": {"chroma_eval": per}, "choice": choose_weights({"chroma_eval": per})}
+    (tmp_path / "retrieval_sweep.json").write_text(json.dumps(sweep))
+    for mode, mrr in (("dense", 0.2), ("hybrid", 0.6)):
+        report = {"retrieval": {"mode": mode}, **_rep({"chop": mrr})}
+        (tmp_path / f"emanual_qualified_{mode}.json").write_text(json.dumps(report))
+    cost = {"dataset": "chroma_eval", "results": {"x": {"n_chunks": 5, "seconds": {"embed": 10.0, "lexical": 0.4}}}}
+    (tmp_path / "lexical_cost.json").write_text(json.dumps(cost))
+    md = render(tmp_path)
+    assert "| dense | 0.10 / 0.20 / 0.200 / 0.500 |" in md and "| bm25 |" in md and "--sets chroma_eval" in md
+    assert "| `chop` | 0.10 / 0.20 / 0.200 / 0.25 | 0.30 / 0.60 / 0.600 / 0.25 |" in md  # dense, then hybrid
+    assert "The best is `bm25` (0.400" in md
+    assert "| chroma_eval | `x` | 5 | 10.0 | 0.40 | 4.0% |" in md
