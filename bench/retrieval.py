@@ -133,6 +133,17 @@ def _window_table(window: dict[str, Any], truncate: dict[str, Any]) -> list[str]
             for spec, r in rep["results"].items():
                 t = base["results"].get(spec) if base else None
                 lines.append(f"| {set_name} | {label} | `{spec}` | {_cell(t) if t else '-'} | {_cell(r)} |")
+    lines += ["", "Mean change from truncate to window over these sets and chunkers (MRR@10 / span recall@5):", ""]
+    for label in next(iter(window["reports"].values())):
+        deltas = [(r["mrr@10"] - t["mrr@10"], r["span_recall@5"] - t["span_recall@5"])
+                  for set_name, per in window["reports"].items() for spec, r in per[label]["results"].items()
+                  if (t := truncate["reports"].get(set_name, {}).get(label, {}).get("results", {}).get(spec))]
+        if deltas:
+            lines.append(f"- {label}: {statistics.fmean(d[0] for d in deltas):+.3f} / "
+                         f"{statistics.fmean(d[1] for d in deltas):+.3f}")
+    lines += ["", "The default stays `truncate`: under the default hybrid mode the two policies are within a few "
+              "thousandths on average, while windowing helps dense search over 500-token chunks (it reads their "
+              "second half) and costs an embedding per window."]
     return lines + [""]
 
 
