@@ -4,6 +4,7 @@
                           [--store embedded|host:port] [--cache DIR] [--profile]
 
 The question goes through `core.workbench.ask_all` over `ChunkerResult`s, the same call the Query page makes,
+searched in the app's default retrieval mode (hybrid: Chroma plus each run's BM25 index) or `--retrieval`,
 with services from `build_services` (bundled MiniLM behind its sqlite vector cache, rule CNM backend, Chroma
 embedded in a throwaway workspace, or a Chroma server with --store host:port).
 
@@ -44,6 +45,7 @@ import numpy as np
 from bench import run_cli, write_json
 from bench.perf import RssPeak, machine
 from core.errors import ChunkLensError
+from core.settings import retrieval_from_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -165,6 +167,7 @@ class Setup:
     watch: Watch
     seconds: dict[str, float]
     vectors_computed: int
+    retrieval: Any = None  # core.retrieval.RetrievalSettings every chunker is searched with (None: the default)
 
 
 def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_questions: int,
@@ -235,7 +238,7 @@ def ask(setup: Setup, question: Any, k: int) -> tuple[Ask, dict[str, Any]]:
 
     before = setup.watch.snapshot()
     t0 = time.perf_counter()
-    answers = ask_all(setup.services, setup.results, question.text(), k, question)
+    answers = ask_all(setup.services, setup.results, question.text(), k, question, setup.retrieval)
     total = time.perf_counter() - t0
     after = setup.watch.snapshot()
     for spec, a in answers.items():
@@ -286,6 +289,11 @@ def run(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
     with RssPeak() as whole:
         setup = build_setup(workspace, args.cache, args.chunks, args.chunkers, args.questions, args.store,
                             args.data, args.chunk_tokens)
+        setup.retrieval = retrieval_from_flags(args.retrieval, None, None)
+        t0 = time.perf_counter()
+        for result in setup.results.values():  # each run's BM25 index, as the app builds it after indexing
+            setup.services.lexical.for_collection(result.indexed.collection, result.run.index_units())
+        setup.seconds["lexical_index"] = time.perf_counter() - t0
         spare = setup.material.questions[len(setup.questions):]
         warm, _ = ask(setup, (spare or setup.questions)[0], args.k)  # not among the timed ones, when there is one
         rounds: list[list[Ask]] = []
@@ -304,6 +312,7 @@ def run(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
         "input": {"data": [str(d) for d in args.data], "chunk_spec": setup.material.chunk_spec,
                   "chunks_per_collection": args.chunks, "chunkers": list(setup.results), "questions": args.questions,
                   "k": args.k, "store": args.store, "repeat": args.repeat,
+                  "retrieval": setup.retrieval.describe(),
                   "vectors": "one set of real chunk vectors, loaded into every chunker's collection"},
         "machine": machine(),
         "setup_seconds": {k: round(v, 2) for k, v in setup.seconds.items()},
@@ -325,7 +334,8 @@ def report_text(report: dict[str, Any]) -> str:
     inp, m = report["input"], report["machine"]
     lines = [
         f"query latency: {len(inp['chunkers'])} chunkers x {inp['chunks_per_collection']:,} chunks ({inp['chunk_spec']}"
-        f" over {', '.join(Path(d).name for d in inp['data'])}), top-{inp['k']}, store {inp['store']}",
+        f" over {', '.join(Path(d).name for d in inp['data'])}), top-{inp['k']}, store {inp['store']}, "
+        f"retrieval {inp.get('retrieval', {}).get('mode', 'dense')}",
         f"machine: {m['cpu_count']} CPUs, load {m['load_average_at_start']}, Python {m['python']}",
         f"set-up seconds: {report['setup_seconds']} (chunk vectors computed now: {report['vectors_computed']:,})",
         f"first question after indexing (loads each collection): {report['first_question_ms']:.1f} ms",
@@ -365,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="persistent cache of the chunk vectors")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the figures as JSON here")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one extra pass")
+    parser.add_argument("--retrieval", default=None, metavar="dense|bm25|hybrid",
+                        help="how every chunker is searched (default: the app's, hybrid)")
     return parser
 
 

@@ -137,8 +137,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from core.chunkers.base import make_chunker
     from core.datasets import first_documents, load_dataset, select_documents
     from core.index import StoreSettings, VectorStore
+    from core.settings import retrieval_from_flags
 
-    retrieval = retrieval_settings(args.retrieval, args.fusion, args.lexical_weight)  # fail before slow work
+    retrieval = retrieval_from_flags(args.retrieval, args.fusion, args.lexical_weight)  # fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.doc_ids:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
@@ -166,20 +167,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
-
-
-def retrieval_settings(mode: str | None, fusion: str | None, weight: str | None):
-    """The --retrieval / --fusion / --lexical-weight flags as RetrievalSettings (a bad value is a ConfigError)."""
-    from core.errors import ConfigError
-    from core.retrieval import RetrievalSettings
-    from core.settings import Settings
-
-    defaults = Settings()
-    try:
-        w = defaults.lexical_weight if weight is None else float(weight)
-    except ValueError as exc:
-        raise ConfigError(f"--lexical-weight takes a number between 0 and 1 (got '{weight}')") from exc
-    return RetrievalSettings(mode or defaults.retrieval, fusion or defaults.fusion, w)
 
 
 def _services(args: argparse.Namespace, specs: list[str]) -> dict:

@@ -55,6 +55,20 @@ class Settings(BaseModel):
         return (host, int(port)) if host and port.isdigit() else None
 
 
+def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | float | None):
+    """RetrievalSettings from command-line values, the Settings defaults where a flag is not given; a bad value is
+    a ConfigError with one line."""
+    from core.errors import ConfigError
+    from core.retrieval import RetrievalSettings
+
+    defaults = Settings.model_fields
+    try:
+        w = defaults["lexical_weight"].default if weight is None else float(weight)
+    except ValueError as exc:
+        raise ConfigError(f"--lexical-weight takes a number between 0 and 1 (got '{weight}')") from exc
+    return RetrievalSettings(mode or defaults["retrieval"].default, fusion or defaults["fusion"].default, w)
+
+
 def settings_path(root: Path | None = None) -> Path:
     return (root or default_root()) / SETTINGS_FILE
 
