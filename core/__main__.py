@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="hybrid: reciprocal-rank fusion (default) or a weighted sum of min-max scores")
     bench.add_argument("--lexical-weight", default=None, metavar="W",
                        help="hybrid: the lexical side's weight, 0 to 1 (default 0.9, see docs/RETRIEVAL.md)")
+    bench.add_argument("--answers", type=int, default=0, metavar="N",
+                       help="generate answers for the first N questions with a reference answer (the chat model: "
+                            "--llm openai/local) and report token F1 and ROUGE-L; 0 (default) skips it")
+    bench.add_argument("--answer-k", type=int, default=3, metavar="K", help="answer from each chunker's top K")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     table = sub.add_parser("table", help="print a bench JSON report as a Markdown table")
     table.add_argument("report", type=Path, help="a file written by bench --out")
@@ -148,7 +152,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for spec in args.chunkers:
         make_chunker(spec, _dummy_context())  # unknown names and bad parameters fail now, too
     _quiet_libraries()
-    services = _services(args, args.chunkers)
+    if args.answers < 0 or args.answer_k < 1:
+        raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
+    services = _services(args, args.chunkers, chat_needed=args.answers > 0)
     ws, embedder, llm, scorer, chat = (services[k] for k in ("workspace", "embedder", "llm", "scorer", "chat"))
     store = VectorStore(_store_settings(args.chroma, ws.chroma, StoreSettings))
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
@@ -156,7 +162,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for ds in datasets:
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
-        options = BenchOptions(args.k, args.qualify_queries, args.join, llm, scorer, chat, retrieval)
+        options = BenchOptions(args.k, args.qualify_queries, args.join, llm, scorer, chat, retrieval, args.answers,
+                               args.answer_k)
         report = bench_dataset(ds, args.chunkers, options, embedder, store, ws, progress)
         reports.append(report)
         print(format_table(report))
@@ -169,7 +176,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _services(args: argparse.Namespace, specs: list[str]) -> dict:
+def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = False) -> dict:
     """Workspace, embedder, CNM backend, LGMGC scorer and chat client, as the flags and the chunkers ask."""
     from core.embeddings import BUNDLED_MINILM, make_embedder
     from core.workspace import Workspace
@@ -192,7 +199,7 @@ def _services(args: argparse.Namespace, specs: list[str]) -> dict:
 
         scorer = EosScorer(args.scorer_model or BUNDLED_SMOLLM2, ws.cache / "models", eos_mode=args.eos_mode,
                             dtype=args.scorer_dtype)
-    if "lumber" in names:
+    if "lumber" in names or chat_needed:
         from core.llm.factory import make_chat_client
 
         chat = make_chat_client("local" if args.llm == "rule" else args.llm, ws.cache, model=args.llm_model,

@@ -41,6 +41,8 @@ class BenchOptions:
     scorer: Any = None  # next-token scorer for lg / lgmgc (core.llm.scoring.EosScorer)
     chat: Any = None  # chat client for lumber (core.llm.base.LLMClient)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)  # one mode for every chunker
+    answers: int = 0  # generate answers (with `chat`) for the first N questions and score them; 0: off
+    answer_k: int = 3  # from each chunker's top this many chunks
 
 
 def _llm_totals(llm: Any) -> tuple[int, int, int]:
@@ -96,6 +98,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         scores, _ = evaluate(refs, retrieved, run.spans(), options.ks, source_of)
         parents = run.parents()
         n = len(parents)
+        generated = _answer_scores(options, data.questions, queries, hits)
         results[spec] = {
             **scores,
             "n_chunks": n,
@@ -121,6 +124,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "lg_splits": split_statistics(list(run.traces.values())),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
             "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
+            **generated,
         }
     return {
         "dataset": data.name,
@@ -136,12 +140,35 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     }
 
 
+def _answer_scores(options: BenchOptions, questions: Sequence[Any], queries: Sequence[str],
+                   hits: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """Token F1 and ROUGE-L of the chat model's answers from this chunker's top `answer_k`, over the first
+    `answers` questions that have a reference answer (nothing when generation is off)."""
+    if not options.answers or options.chat is None:
+        return {}
+    from core.generation import answer_request, score_answer
+
+    picked = [i for i, q in enumerate(questions) if q.answer][: options.answers]
+    before = _llm_totals(options.chat)
+    t0 = time.perf_counter()
+    answers = options.chat.ask_many([answer_request(queries[i], [h.chunk for h in hits[i][: options.answer_k]])
+                                     for i in picked])
+    scored = [score_answer(a, questions[i].answer) for i, a in zip(picked, answers)]
+    calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(options.chat), before))
+    n = len(scored) or 1
+    return {"answer_f1": sum(s.f1 for s in scored if s) / n, "answer_rouge_l": sum(s.rouge_l for s in scored if s) / n,
+            "answers_scored": len(scored), "answer_errors": sum(1 for a in answers if a.error),
+            "answer_calls": calls, "answer_tokens_in": tokens_in, "answer_tokens_out": tokens_out,
+            "answer_seconds": time.perf_counter() - t0, "answer_k": options.answer_k}
+
+
 def format_table(report: dict[str, Any]) -> str:
     """A plain-text table of the headline metrics, one row per chunker."""
     ks = report["k"]
     cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou", "wrong_doc")]
     results = report["results"]
-    extra = [c for c in ("llm_calls", "boundary_f1", "forward_passes") if any(r.get(c) for r in results.values())]
+    extra = [c for c in ("llm_calls", "boundary_f1", "forward_passes", "answer_f1", "answer_rouge_l")
+             if any(r.get(c) for r in results.values())]
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []
     for name, r in results.items():

@@ -23,6 +23,7 @@ from core.documents import Document, join_documents
 from core.embeddings import make_embedder
 from core.errors import ChunkLensError
 from core.evaluation import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
+from core.generation import AnswerScore, answer_all, score_answer
 from core.index import StoreSettings, VectorStore
 from core.lexical import LexicalStore
 from core.metrics import Span
@@ -252,12 +253,34 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
     return out
 
 
+@dataclass
+class GeneratedAnswer:
+    text: str
+    seconds: float
+    cached: bool
+    error: str | None = None
+    score: AnswerScore | None = None  # against the question's reference answer, when it has one
+
+
+def answer_each(services: Services, answers: dict[str, QueryResult], question: str, gold: Question | None = None,
+                k: int = 3, progress: Progress | None = None) -> dict[str, GeneratedAnswer]:
+    """The chat model's answer from each chunker's top `k` (the same prompt and model for all), scored against
+    the reference answer when the question has one. Answers are cached as they arrive."""
+    contexts = {spec: [h.chunk for h in a.hits[:k]] for spec, a in answers.items() if a.hits}
+    got = answer_all(services.chat, question, contexts,
+                     (lambda d, n: progress("answers", d, n)) if progress else None)
+    reference = gold.answer if gold else None
+    return {spec: GeneratedAnswer(a.text.strip(), a.seconds, a.cached, a.error, score_answer(a, reference))
+            for spec, a in got.items()}
+
+
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
               join: bool, progress: Progress | None = None,
-              retrieval: RetrievalSettings | None = None) -> dict[str, Any]:
-    """The same evaluation as `python -m core bench`, on the documents and questions in the app."""
+              retrieval: RetrievalSettings | None = None, answers: int = 0) -> dict[str, Any]:
+    """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
+    the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L)."""
     options = BenchOptions(ks, qualify, join, services.llm, services.scorer, services.chat,
-                           retrieval or services.settings.retrieval_settings())
+                           retrieval or services.settings.retrieval_settings(), answers)
     return bench_dataset(dataset, specs, options, services.embedder, services.store, services.workspace, progress)
 
 

@@ -40,9 +40,12 @@ if dataset is None or not dataset.questions:
 st.caption(f"{dataset.name}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
 specs = st.multiselect("Chunkers", DEFAULT_SPECS, default=st.session_state.get("specs", DEFAULT_SPECS))
 ks_text = st.text_input("k values", "1,3,5,10")
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 qualify = c1.checkbox("Product-qualified questions", value=True)
 join = c2.checkbox("Joined stream", value=bool(st.session_state.get("joined")))
+n_answers = c3.number_input("Answer the first N questions (0: off)", 0, len(dataset.questions), 0,
+                            help="The chat model answers from each chunker's top 3; token F1 and ROUGE-L against "
+                                 "the reference answers. Slow with the local model; answers are cached.")
 try:
     ks = sorted({int(x) for x in ks_text.split(",") if x.strip()})
     assert ks and ks[0] >= 1
@@ -58,7 +61,7 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
             bar.progress(done / max(total, 1), text=stage)
 
         try:
-            report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval())
+            report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers))
             st.session_state["bench_report"] = report
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:
@@ -87,6 +90,10 @@ if chunkers and len(docs) > 1:
 st.plotly_chart(charts.bars(report, {f"wrong_doc@{k}": (lambda r, k=k: r.get(f"wrong_doc@{k}", 0.0))
                                      for k in report["k"]},
                             "Collisions: share of the top k from a document without the answer"), width="stretch")
+if any("answer_f1" in r for r in report["results"].values()):
+    st.plotly_chart(charts.bars(report, {"token F1": lambda r: r.get("answer_f1", 0.0),
+                                         "ROUGE-L": lambda r: r.get("answer_rouge_l", 0.0)},
+                                "Generated answers against the reference answers"), width="stretch")
 st.plotly_chart(charts.bars(report, {stage: (lambda r, s=stage: r["seconds"][s])
                                      for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
                 width="stretch")

@@ -6,11 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
-from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html
+from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html, md_escape
 from core.collisions import question_grid
+from core.errors import ChunkLensError
 from core.evaluation import source_resolver
 from core.metrics import Span
-from core.workbench import ask_all, gold_overlap
+from core.workbench import answer_each, ask_all, gold_overlap
 
 state.through_app()
 st.header("Query")
@@ -62,6 +63,32 @@ grid = question_grid({s: [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h
 st.plotly_chart(charts.collision_grid(grid, "Where each chunker's hits come from (★ the document with the answer)"
                                       if gold else "Where each chunker's hits come from"),
                 width="stretch", key="collision-grid")
+chat_label = getattr(services.chat, "label", "the chat model")
+with st.expander(f"Answers from each chunker's top 3 ({chat_label})", expanded="generated" in shown):
+    st.caption("The same model and prompt for every chunker, so the answers differ only by what was retrieved. "
+               "Slow on a CPU with the local model; every finished answer is cached, so stopping and asking again "
+               "costs nothing for those. An OpenAI-compatible server (sidebar: CNM backend) is much faster.")
+    if st.button("Generate the answers"):
+        with st.status("Generating answers…", expanded=True) as status:
+            bar = st.progress(0.0)
+
+            def on_answer(_: str, done: int, total: int) -> None:
+                bar.progress(done / max(total, 1), text=f"{done}/{total} answers")
+
+            try:
+                shown["generated"] = answer_each(services, answers, shown["question"], gold, 3, on_answer)
+                status.update(label="Answers ready", state="complete")
+            except ChunkLensError as exc:
+                status.update(label=f"Answering stopped: {exc}", state="error")
+    generated = shown.get("generated") or {}
+    if generated:
+        rows = [{"chunker": spec, "answer": g.error or g.text, "seconds": round(g.seconds, 1), "cached": g.cached,
+                 **({"token F1": round(g.score.f1, 3), "ROUGE-L": round(g.score.rouge_l, 3)} if g.score else {})}
+                for spec, g in generated.items()]
+        if gold and gold.answer:
+            st.markdown(f"Reference answer: {md_escape(gold.answer)}")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
 specs = list(answers)
 for row_start in range(0, len(specs), 4):
     for col, spec in zip(st.columns(4), specs[row_start : row_start + 4]):
