@@ -56,6 +56,7 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
     report = json.loads(out.read_text())
     assert report["dataset"] == "tiny" and report["embedder"].startswith("all-MiniLM-L6-v2")
     assert report["qualify_queries"] is True
+    assert report["retrieval"]["mode"] == "hybrid" and report["retrieval"]["fusion"] == "rrf"
     assert list(report["results"]) == specs.split(",")
     for result in report["results"].values():
         for k in (1, 3):
@@ -63,7 +64,9 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
                 assert 0.0 <= result[f"{key}@{k}"] <= (2.0 if key == "dcg" else 1.0)
         assert isinstance(result["n_chunks"], int) and result["n_chunks"] > 0
         assert result["mean_chunk_tokens"] > 0
-        assert set(result["seconds"]) == {"chunk", "embed", "index", "query"}
+        # the contract's four stages, plus building the lexical index in a lexical mode (the default: hybrid)
+        assert set(result["seconds"]) == {"chunk", "embed", "index", "query", "lexical"}
+        assert 0.0 <= result["wrong_doc@3"] <= 1.0 and len(result["top1_sources"]) == report["n_questions"]
     # these questions are easy: every chunker finds the paragraph in its top 3
     assert all(r["hit@3"] == 1.0 for r in report["results"].values())
     assert "paragraph" in proc.stdout and "hit@1" in proc.stdout
@@ -78,7 +81,8 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
     again = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "1", "--out", str(out),
                     workspace=tmp_path / "ws")
     assert again.returncode == 0, again.stderr
-    assert json.loads(out.read_text())["results"]["paragraph"]["cached"] == {"chunks": True, "collection": True}
+    assert json.loads(out.read_text())["results"]["paragraph"]["cached"] == {"chunks": True, "collection": True,
+                                                                             "lexical": True}
 
 
 @pytest.mark.parametrize(
