@@ -95,6 +95,8 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, units: Sequence[Chunk]) -> LexicalIndex:
+        if not units:
+            return cls([], None)
         import bm25s
 
         bm25 = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
@@ -103,8 +105,10 @@ class LexicalIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every chunk for `query` (0 where no query token occurs)."""
+        if self._bm25 is None:
+            return np.zeros(len(self.ids), dtype=np.float32)
         ids = self._bm25.get_tokens_ids(lexical_tokens(query))
-        if not ids or not self.ids:
+        if not ids:
             return np.zeros(len(self.ids), dtype=np.float32)
         return self._bm25.get_scores_from_ids(ids)
 
@@ -172,7 +176,8 @@ class LexicalStore:
             built = index is None
             if index is None:
                 index = LexicalIndex.build(units)
-                self.root.mkdir(parents=True, exist_ok=True)
-                index.save(folder)
+                if units:  # an empty run has nothing to save
+                    self.root.mkdir(parents=True, exist_ok=True)
+                    index.save(folder)
             self._open[name] = index
             return index, built

@@ -115,3 +115,9 @@ def test_the_index_is_persisted_reused_and_rebuilt_when_it_no_longer_fits(tmp_pa
     fixed, built = LexicalStore(tmp_path).get(name, other)
     assert built and json.loads((tmp_path / name / MANIFEST).read_text())["ids"] == fixed.ids
     assert lexical_name("cl-abc") != lexical_name("cl-abd")
+
+
+def test_an_empty_run_has_an_empty_index(tmp_path):
+    index, built = LexicalStore(tmp_path).get(lexical_name("cl-empty"), [])
+    assert built and index.ids == [] and len(index.scores("anything")) == 0 and index.search("anything", 3) == []
+    assert not any(tmp_path.iterdir())
