@@ -11,31 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
+from bench.local_servers import streamlit_app
 from core.workbench import DEFAULT_SPECS
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 SHOTS = Path(os.environ.get("CHUNKLENS_SCREENSHOTS", ROOT / "artifacts" / "screenshots"))
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (scripts/setup.sh --test installs it)")
-    ws = tmp_path_factory.mktemp("browser-ws")
-    with streamlit_app(ws, log_path=ws / "streamlit.log") as app:
-        yield app.url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def nav(page, title: str) -> None:

@@ -5,36 +5,15 @@ the continuity strip against the true joins. Each test checks what the page show
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
 from core.workbench import DEFAULT_SPECS
 from tests.browser.test_browser import SHOTS, nav
 from tests.pdfs import make_pdf
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (scripts/setup.sh --test installs it)")
-    ws = tmp_path_factory.mktemp("story-ws")
-    with streamlit_app(ws, log_path=ws / "streamlit.log") as app:
-        yield app.url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _home(browser, app_url, lib: str | None = None):
