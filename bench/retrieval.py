@@ -1,7 +1,7 @@
 """Retrieval modes across the shared sets: dense, BM25 and hybrid (RRF and weighted, several lexical weights).
 
-    python -m bench.retrieval [--sets emanual_q,emanual,chroma_eval,covid_qa] [--chunkers naive-500t,recursive,chop]
-                              [--weights 0.3,0.5,0.7] [--k 1,3,5,10] [--long-text truncate] [--out REPORT.json]
+    python -m bench.retrieval [--sets emanual_q,emanual,chroma_eval,covid_qa,sample_q]
+                              [--chunkers naive-500t,recursive,chop] [--weights 0.3,0.5,0.7] [--k 1,3,5,10] [--long-text truncate] [--out REPORT.json]
 
 Every setting goes through `core.bench.bench_dataset`, the evaluation `python -m core bench` runs, on the same
 chunk runs, vectors and collections (all cached in the workspace, so only the first setting chunks and embeds).
@@ -10,7 +10,8 @@ mean MRR@10 over all (set, chunker) pairs, so no single set tunes it. The report
 prints one table per set plus the choice.
 
 Sets: `emanual_q` is emanual_galaxy with product-named questions (`--qualify-queries`), `emanual` the same with
-plain questions; `chroma_eval`, `covid_qa` as they are. They are read from ../shared/data (or --shared).
+plain questions; `chroma_eval`, `covid_qa` as they are, read from ../shared/data (or --shared); `sample_q` the
+project's own sample set with product-named questions (the guided demo's).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 SETS = {"emanual_q": ("emanual_galaxy", True), "emanual": ("emanual_galaxy", False),
-        "chroma_eval": ("chroma_eval", False), "covid_qa": ("covid_qa", False)}
+        "chroma_eval": ("chroma_eval", False), "covid_qa": ("covid_qa", False),
+        "sample_q": ("sample_data/qa", True)}  # the project's own set (the guided demo's), product-named
+ROOT = Path(__file__).resolve().parents[1]
 SHOWN = ("hit@1", "hit@10", "mrr@10", "span_recall@5", "wrong_doc@10")
 
 
@@ -199,7 +202,7 @@ def render(folder: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n")[0])
-    parser.add_argument("--sets", default="emanual_q,emanual,chroma_eval,covid_qa")
+    parser.add_argument("--sets", default="emanual_q,emanual,chroma_eval,covid_qa,sample_q")
     parser.add_argument("--chunkers", default="naive-500t,recursive,chop")
     parser.add_argument("--weights", default="0.3,0.5,0.7")
     parser.add_argument("--k", default="1,3,5,10")
@@ -236,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     reports: dict[str, dict[str, dict[str, Any]]] = {}
     for set_name in [s for s in args.sets.split(",") if s]:
         folder, qualify = SETS[set_name]
-        dataset = load_dataset(args.shared / folder)
+        dataset = load_dataset(ROOT / folder if folder.startswith("sample_data") else args.shared / folder)
         reports[set_name] = {}
         for label, kwargs in grid:
             print(f"{set_name}: {label}", file=sys.stderr, flush=True)

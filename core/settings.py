@@ -32,7 +32,7 @@ class Settings(BaseModel):
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
     # how every chunker of a comparison is searched (core.retrieval.RetrievalSettings). The defaults are the best
-    # mean MRR@10 over four shared sets and five chunkers (`python -m bench.retrieval`, docs/RETRIEVAL.md)
+    # mean MRR@10 over five sets and five chunkers (`python -m bench.retrieval`, docs/RETRIEVAL.md)
     retrieval: Literal["dense", "bm25", "hybrid"] = "hybrid"
     fusion: Literal["rrf", "weighted"] = "rrf"
     lexical_weight: float = Field(default=0.9, ge=0.0, le=1.0)
