@@ -1,7 +1,8 @@
 """Retrieval modes across the shared sets: dense, BM25 and hybrid (RRF and weighted, several lexical weights).
 
     python -m bench.retrieval [--sets emanual_q,emanual,chroma_eval,covid_qa,sample_q]
-                              [--chunkers naive-500t,recursive,chop] [--weights 0.3,0.5,0.7] [--k 1,3,5,10] [--long-text truncate] [--out REPORT.json]
+                              [--chunkers naive-500t,recursive,chop] [--weights 0.3,0.5,0.7] [--k 1,3,5,10]
+                              [--long-text truncate] [--out REPORT.json] [--render docs/reports]
 
 Every setting goes through `core.bench.bench_dataset`, the evaluation `python -m core bench` runs, on the same
 chunk runs, vectors and collections (all cached in the workspace, so only the first setting chunks and embeds).
