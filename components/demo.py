@@ -41,7 +41,7 @@ def render() -> None:
     mode = summary.report.get("retrieval", {}).get("mode", "dense")
     st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval {mode}, "
                 f"{summary.seconds:.1f} s")
-    table = pd.DataFrame(summary.table())
+    table = pd.DataFrame(summary.table()).astype({"boundary F1": "float"})  # no decisions: an empty cell
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns[1:]})
     chunkers, docs, matrix = top1_collisions(summary.report)
