@@ -14,6 +14,12 @@ EXTRAS = {
     "passes/1k words": lambda r: r.get("forward_passes_per_1k_words"),
     "llm calls": lambda r: r.get("llm_calls") or None,
     "boundary F1": lambda r: r.get("boundary_f1"),
+    "answer F1": lambda r: r.get("answer_f1"),
+    "answer ROUGE-L": lambda r: r.get("answer_rouge_l"),
+    "answer calls": lambda r: r.get("answer_calls") if "answer_f1" in r else None,
+    "answer tokens in / out": lambda r: (f"{r['answer_tokens_in']:,} / {r['answer_tokens_out']:,}"
+                                         if "answer_tokens_in" in r else None),
+    "answer s": lambda r: r.get("answer_seconds"),
 }
 
 
@@ -38,7 +44,7 @@ def _cell(value: Any) -> str:
 
 def _extra(name: str, result: dict[str, Any]) -> str:
     value = EXTRAS[name](result)
-    return f"{value:.1f}" if name == "wall s" else _cell(value)
+    return f"{value:.1f}" if name in ("wall s", "answer s") and value is not None else _cell(value)
 
 
 def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[int] | None = None) -> str:
