@@ -332,10 +332,10 @@ def test_bench_killed_twice_resumes_from_cached_answers_and_vectors(steps, tmp_p
     total_answers = rows(answers, "answers")
     assert 0 < kept_answers < total_answers and asked == total_answers - kept_answers
     assert asked_last == 0 and report["results"][chop]["llm_calls"] == 0
-    assert report["results"][chop]["cached"] == {"chunks": True, "collection": True}
+    assert report["results"][chop]["cached"] == {"chunks": True, "collection": True, "lexical": True}
     result = report["results"][sentence]
     computed, n = result["vectors_computed"], result["n_chunks"]
-    assert 0 < computed < n and result["cached"] == {"chunks": True, "collection": False}
+    assert 0 < computed < n and result["cached"] == {"chunks": True, "collection": False, "lexical": False}
     # the cache holds what the killed runs saved, what the last run computed and the questions, nothing twice
     assert kept_vectors + computed <= rows(vectors, "vectors") <= kept_vectors + computed + report["n_questions"]
 
