@@ -35,9 +35,16 @@ def answer_request(question: str, chunks: Sequence[Chunk], max_chars: int = MAX_
 
 def answer_all(chat: Any, question: str, contexts: Mapping[str, Sequence[Chunk]],
                progress: Callable[[int, int], None] | None = None) -> dict[str, ChatAnswer]:
-    """One answer per chunker from its retrieved chunks (the chat client runs them concurrently and caches)."""
+    """One answer per chunker from its retrieved chunks. The chat client answers a batch of as many as its backend
+    runs at once, and caches each; `progress` is called between batches, from the caller's thread, so a caller
+    can show it or stop there (the app's Cancel) with every finished answer kept."""
     specs = list(contexts)
-    answers = chat.ask_many([answer_request(question, contexts[s]) for s in specs], progress)
+    step = max(1, int(getattr(getattr(chat, "backend", None), "max_concurrency", 1) or 1))
+    answers: list[ChatAnswer] = []
+    for i in range(0, len(specs), step):
+        answers += chat.ask_many([answer_request(question, contexts[s]) for s in specs[i : i + step]])
+        if progress:
+            progress(len(answers), len(specs))
     return dict(zip(specs, answers))
 
 

@@ -68,18 +68,24 @@ with st.expander(f"Answers from each chunker's top 3 ({chat_label})", expanded="
     st.caption("The same model and prompt for every chunker, so the answers differ only by what was retrieved. "
                "Slow on a CPU with the local model; every finished answer is cached, so stopping and asking again "
                "costs nothing for those. An OpenAI-compatible server (sidebar: CNM backend) is much faster.")
+    if st.session_state.pop("answering", False):  # the last run was cut short by Cancel (or a page change)
+        st.warning("Answering was cancelled. The answers that had finished are cached: generating again asks "
+                   "only for the rest.")
     if st.button("Generate the answers"):
         with st.status("Generating answers…", expanded=True) as status:
+            st.button("Cancel", help="Stops after the answers in progress; they and all finished ones are cached")
             bar = st.progress(0.0)
 
             def on_answer(_: str, done: int, total: int) -> None:
                 bar.progress(done / max(total, 1), text=f"{done}/{total} answers")
 
+            st.session_state["answering"] = True
             try:
                 shown["generated"] = answer_each(services, answers, shown["question"], gold, 3, on_answer)
                 status.update(label="Answers ready", state="complete")
             except ChunkLensError as exc:
                 status.update(label=f"Answering stopped: {exc}", state="error")
+            st.session_state.pop("answering", None)
     generated = shown.get("generated") or {}
     if generated:
         rows = [{"chunker": spec, "answer": g.error or g.text, "seconds": round(g.seconds, 1), "cached": g.cached,

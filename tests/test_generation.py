@@ -70,3 +70,36 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
         assert 0.0 <= r["answer_f1"] <= 1.0 and 0.0 <= r["answer_rouge_l"] <= 1.0 and r["answer_tokens_out"] > 0
         rerun = again["results"][spec]
         assert rerun["answer_calls"] == 0 and rerun["answer_f1"] == r["answer_f1"]  # every answer from the cache
+
+
+@pytest.mark.slow
+def test_the_query_page_answers_with_each_chunkers_top_3(tmp_path, monkeypatch):
+    """The app's answer panel through the real llama.cpp server: one answer per chunker, scored against the sample
+    set's reference answer; progress comes between batches (the Cancel button's stopping points)."""
+    from streamlit.testing.v1 import AppTest
+
+    from core.settings import Settings
+    from tests.conftest import ROOT
+    from tests.llm_server import llama_server
+    from tests.test_app import click, load_sample
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    with llama_server(tmp_path) as server:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+        at.session_state["specs"] = ["naive-500t", "recursive"]
+        at.session_state["settings"] = Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="smollm2",
+                                                llm_base_url=server.base_url)
+        at.run()
+        load_sample(at)
+        at.switch_page("pages/chunks.py").run()
+        at = click(at, "Run chunkers")
+        at.switch_page("pages/query.py").run()
+        at.selectbox[0].select_index(1).run()
+        at = click(at, "Ask every chunker")
+        at = click(at, "Generate the answers", timeout=600)
+    assert not at.exception and not at.error
+    assert any(b.label == "Cancel" for b in at.button)
+    [table] = [d.value for d in at.dataframe if "answer" in d.value.columns]
+    assert list(table["chunker"]) == ["naive-500t", "recursive"]
+    assert table["answer"].str.len().gt(0).all() and table["token F1"].between(0, 1).all()
+    assert any(m.value.startswith("Reference answer:") for m in at.markdown)
