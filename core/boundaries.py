@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -90,3 +91,14 @@ def judge_decisions(text: str, starts: Sequence[int], ends: Sequence[int], decis
         out.append(Decision(i, label, d, reasons[i] or "", text[max(0, start - context) : start],
                             text[start : start + context], join))
     return out
+
+
+def judge_run(doc: Any, chunks: Sequence[Any]) -> tuple[list[Decision], BoundaryScores | None]:
+    """A chunk run's decisions over one document (`core.documents.Document`) judged against its true joins, and
+    their boundary scores (None for a document with no joins to score against)."""
+    own = [c for c in chunks if c.doc_id == doc.doc_id]
+    decisions = [c.meta.get("continuity") for c in own]
+    judged = judge_decisions(doc.text, [c.start for c in own], [c.end for c in own], decisions,
+                             [c.meta.get("continuity_reason") for c in own], doc.joins)
+    scores = score_boundaries([c.end for c in own], decisions, doc.joins) if doc.joins else None
+    return judged, scores

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bench import BenchOptions, bench_dataset
-from core.boundaries import BoundaryScores, Decision, judge_decisions, score_boundaries
+from core.boundaries import BoundaryScores, Decision, judge_run
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
 from core.cnm_edits import CnmEdit, apply_edits, edits_digest
 from core.datasets import QADataset, Question, joined
@@ -351,12 +351,8 @@ class DemoSummary:
         if result is None or not result.ok or not self.corpus.documents:
             return None
         assert result.run is not None
-        stream = self.corpus.documents[0]
-        own = [c for c in result.run.chunks if c.doc_id == stream.doc_id]
-        decisions = [c.meta.get("continuity") for c in own]
-        judged = judge_decisions(stream.text, [c.start for c in own], [c.end for c in own], decisions,
-                                 [c.meta.get("continuity_reason") for c in own], stream.joins)
-        return judged, score_boundaries([c.end for c in own], decisions, stream.joins)
+        judged, scores = judge_run(self.corpus.documents[0], result.run.chunks)
+        return (judged, scores) if scores is not None else None
 
 
 def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,

@@ -7,7 +7,7 @@ import streamlit as st
 
 from components import charts, state
 from components.html import chunk_spans_html, cnm_badges_html
-from core.boundaries import judge_decisions, score_boundaries
+from core.boundaries import judge_run
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
@@ -116,11 +116,8 @@ for spec, r in ok.items():
     if trace.get("kind") == "continuity":
         st.subheader(f"{spec}: CNM prefixes and continuity")
         own = [c for c in r.run.chunks if c.doc_id == doc_id]
-        decisions = [c.meta.get("continuity") for c in own]
-        judged = judge_decisions(doc.text, [c.start for c in own], [c.end for c in own], decisions,
-                                 [c.meta.get("continuity_reason") for c in own], doc.joins)
-        if doc.joins:
-            b = score_boundaries([c.end for c in own], decisions, doc.joins)
+        judged, b = judge_run(doc, own)
+        if b is not None:
             counts = {label: sum(d.label == label for d in judged) for label in ("found join", "missed join",
                                                                                   "false alarm")}
             st.markdown(f"**Boundary precision {b.precision:.2f} · recall {b.recall:.2f} · F1 {b.f1:.2f}** "
