@@ -111,8 +111,9 @@ class ChunkerResult:
 
 
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
-                 progress: Progress | None = None) -> dict[str, ChunkerResult]:
-    """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run."""
+                 progress: Progress | None = None, cached_only: bool = False) -> dict[str, ChunkerResult]:
+    """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run. With
+    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked."""
     context = services.context()
     results: dict[str, ChunkerResult] = {}
     for i, spec in enumerate(specs):
@@ -122,7 +123,12 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
         calls_before = services.llm.stats.calls
         try:
             chunker = make_chunker(spec, context)
-            run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
+            if cached_only:
+                run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
+                if run is None:
+                    continue
+            else:
+                run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
             indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
             results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started,
                                           llm_calls=services.llm.stats.calls - calls_before)
@@ -135,22 +141,8 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
 
 def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> dict[str, ChunkerResult]:
     """The runs of `specs` over the corpus that the workspace still holds (a reload, a new tab, a restart), from
-    the caches only: a spec whose chunk run is not cached is left out rather than chunked again."""
-    context = services.context()
-    results: dict[str, ChunkerResult] = {}
-    for spec in specs:
-        started = time.perf_counter()
-        try:
-            chunker = make_chunker(spec, context)
-            run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
-            if run is None:
-                continue
-            indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
-        except ChunkLensError as exc:
-            results[spec] = ChunkerResult(spec, error=str(exc), seconds=time.perf_counter() - started)
-            continue
-        results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started)
-    return results
+    the caches only."""
+    return run_chunkers(services, corpus, specs, cached_only=True)
 
 
 @dataclass
