@@ -67,6 +67,15 @@ def eos_curve(window: dict[str, Any], scorer: str) -> go.Figure:
     return fig
 
 
+def _stepped_scale(colours: Sequence[str]) -> list[list[Any]]:
+    """A heat-map colour scale of flat steps: integer value i (zmin -0.5, zmax n - 0.5) gets colours[i]."""
+    n = len(colours)
+    steps: list[list[Any]] = []
+    for i, colour in enumerate(colours):
+        steps += [[i / n, colour], [(i + 1) / n, colour]]
+    return steps
+
+
 STRIP_COLOURS = {"start": "#6b7280", "found join": "#16a34a", "correct continue": "#d1d5db",
                  "false alarm": "#f59e0b", "missed join": "#dc2626"}
 
@@ -76,9 +85,7 @@ def continuity_strip(decisions: Sequence[Any], title: str) -> go.Figure:
     joins; hovering shows the decision, its reason and the text on both sides of the cut."""
     labels = list(STRIP_COLOURS)
     n = len(labels)
-    steps: list[list[Any]] = []
-    for i, label in enumerate(labels):
-        steps += [[i / n, STRIP_COLOURS[label]], [(i + 1) / n, STRIP_COLOURS[label]]]
+    steps = _stepped_scale(list(STRIP_COLOURS.values()))
 
     def side(text: str) -> str:
         return " ".join(text.split())[-90:].replace("<", "&lt;")
@@ -127,9 +134,7 @@ def collision_grid(rows: Sequence[Any], title: str = "Where each chunker's hits 
     hover = [([f"#{i + 1} from {d}" + (" (holds the answer)" if g else "")
                for i, (d, g) in enumerate(zip(r.sources, r.gold))] + [""] * k)[:k] for r in rows]
     n = len(docs)
-    steps: list[list[Any]] = []
-    for i in range(n):  # a stepped scale: each document one flat colour
-        steps += [[i / n, palette[i % len(palette)]], [(i + 1) / n, palette[i % len(palette)]]]
+    steps = _stepped_scale([palette[i % len(palette)] for i in range(n)])  # each document one flat colour
     fig = go.Figure(go.Heatmap(
         z=z, x=[f"#{i + 1}" for i in range(k)], y=[f"{r.chunker}  (wrong_doc {r.wrong_doc:.2f})" for r in rows],
         text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text", showscale=False,
