@@ -28,7 +28,6 @@ SETS = {"emanual_q": ("emanual_galaxy", True), "emanual": ("emanual_galaxy", Fal
         "chroma_eval": ("chroma_eval", False), "covid_qa": ("covid_qa", False),
         "sample_q": ("sample_data/qa", True)}  # the project's own set (the guided demo's), product-named
 ROOT = Path(__file__).resolve().parents[1]
-SHOWN = ("hit@1", "hit@10", "mrr@10", "span_recall@5", "wrong_doc@10")
 
 
 def settings_grid(weights: list[float]) -> list[tuple[str, dict[str, Any]]]:
@@ -54,46 +53,20 @@ def choose_weights(reports: dict[str, dict[str, dict[str, Any]]], metric: str = 
     return {"metric": metric, "means": means, "best": best}
 
 
-def format_set(name: str, per_setting: dict[str, dict[str, Any]]) -> str:
+def _set_table(set_name: str, per_setting: dict[str, dict[str, Any]]) -> list[str]:
+    """One set's sweep as Markdown: a row per setting, a column per chunker (printed, and in docs/RETRIEVAL.md)."""
     chunkers = list(next(iter(per_setting.values()))["results"])
-    head = ["setting", *[f"{c} {m}" for c in chunkers for m in ("hit@1", "hit@10", "mrr@10")]]
-    lines = [f"## {name}", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for label, report in per_setting.items():
-        cells = [f"{report['results'][c][m]:.3f}" for c in chunkers for m in ("hit@1", "hit@10", "mrr@10")]
-        lines.append("| " + " | ".join([label, *cells]) + " |")
-    return "\n".join(lines)
-
-
-def index_costs(per_setting: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per chunker: the embedding seconds of its cold dense run and the seconds building its lexical index took
-    (the first lexical setting builds it; later ones load it)."""
-    out: dict[str, dict[str, float]] = {}
-    for report in per_setting.values():
-        for spec, r in report["results"].items():
-            row = out.setdefault(spec, {})
-            if not r["cached"].get("collection") and "embed" not in row:
-                row["embed"] = r["seconds"]["embed"]
-            if r["cached"].get("lexical") is False and "lexical" not in row:
-                row["lexical"] = r["seconds"]["lexical"]
-    return out
-
-
-def _sweep_tables(report: dict[str, Any]) -> list[str]:
-    lines = []
-    for set_name, per_setting in report["reports"].items():
-        chunkers = list(next(iter(per_setting.values()))["results"])
-        spans = set_name in ("chroma_eval", "covid_qa")
-        lines += [f"### {set_name}" + (" (product-named questions)" if set_name == "emanual_q" else ""), "",
-                  "| setting | " + " | ".join(f"`{c}`" for c in chunkers) + " |", "|---|" + "---|" * len(chunkers)]
-        for label, rep in per_setting.items():
-            cells = []
-            for c in chunkers:
-                r = rep["results"][c]
-                cell = f"{r['hit@1']:.2f} / {r['hit@10']:.2f} / {r['mrr@10']:.3f}"
-                cells.append(cell + (f" / {r['span_recall@5']:.3f}" if spans else ""))
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        lines.append("")
-    return lines
+    spans = set_name in ("chroma_eval", "covid_qa")
+    lines = [f"### {set_name}" + (" (product-named questions)" if set_name == "emanual_q" else ""), "",
+             "| setting | " + " | ".join(f"`{c}`" for c in chunkers) + " |", "|---|" + "---|" * len(chunkers)]
+    for label, rep in per_setting.items():
+        cells = []
+        for c in chunkers:
+            r = rep["results"][c]
+            cell = f"{r['hit@1']:.2f} / {r['hit@10']:.2f} / {r['mrr@10']:.3f}"
+            cells.append(cell + (f" / {r['span_recall@5']:.3f}" if spans else ""))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 MODE_TABLES = (
@@ -188,7 +161,8 @@ def render(folder: Path) -> str:
               f"{choice['means']['bm25']:.3f}): it is the app's and the command line's default. Per fusion: "
               + "; ".join(f"{f} at lexical weight {b['lexical_weight']:g}" for f, b in choice["best"].items()) + ".",
               ""]
-    lines += _sweep_tables(sweep)
+    for set_name, per_setting in sweep["reports"].items():
+        lines += _set_table(set_name, per_setting)
     if (folder / "retrieval_window.json").exists():
         lines += ["## Long chunks: truncate at 256 word pieces, or window and mean-pool", ""]
         lines += _window_table(json.loads((folder / "retrieval_window.json").read_text(encoding="utf-8")), sweep)
@@ -246,8 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{set_name}: {label}", file=sys.stderr, flush=True)
             options = BenchOptions(ks, qualify, False, llm, retrieval=RetrievalSettings(**kwargs))
             reports[set_name][label] = bench_dataset(dataset, specs, options, embedder, store, ws)
-        print(format_set(set_name, reports[set_name]))
-        print()
+        print("\n".join(_set_table(set_name, reports[set_name])))
     choice = choose_weights(reports)
     for fusion, best in choice["best"].items():
         print(f"best lexical weight for {fusion}: {best['lexical_weight']:g} "

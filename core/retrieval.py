@@ -385,8 +385,3 @@ class Retriever:
     def search(self, query: str, k: int) -> list[Hit]:
         return self.search_many([query], k)[0]
 
-
-def hit_summary(hit: Hit) -> dict[str, Any]:
-    """A hit's ranks and scores as plain data (for tables and exports)."""
-    keys = ("rank", "score", "dense_rank", "dense_score", "lexical_rank", "lexical_score", "cnm_match")
-    return {key: getattr(hit, key) for key in keys}
