@@ -31,8 +31,8 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "emanual_galaxy"
 
 
 def joined_document(folder: Path) -> Any:
-    from core.datasets import load_dataset
-    from core.documents import join_documents
+    from core.ingest.datasets import load_dataset
+    from core.ingest.documents import join_documents
 
     return join_documents(load_dataset(folder).documents)
 
@@ -40,7 +40,7 @@ def joined_document(folder: Path) -> Any:
 def rule_throughput(doc: Any, repeat: int) -> dict[str, Any]:
     """Windows per second of `chop` with the rule backend (no model, no embedder)."""
     from core.chunkers.base import ChunkerContext, make_chunker
-    from core.llm.rules import RuleCnm
+    from core.methods.chop.rules import RuleCnm
 
     chunker = make_chunker("chop", ChunkerContext(llm=RuleCnm()))
     runs, count = [], 0
@@ -56,9 +56,9 @@ def rule_throughput(doc: Any, repeat: int) -> dict[str, Any]:
 def openai_path(doc: Any, windows: int, delay: float, concurrency: int, server_url: str) -> dict[str, Any]:
     """One CHOP run over the first `windows` windows through the real OpenAI client, with a fresh answer cache."""
     from core.chunkers.base import ChunkerContext, make_chunker, token_window_chunks
-    from core.chunkers.chop import ChopChunker
-    from core.documents import Document
+    from core.ingest.documents import Document
     from core.llm.factory import make_cnm_backend
+    from core.methods.chop.chunker import ChopChunker
 
     first = token_window_chunks(doc, ChopChunker.size, ChopChunker.overlap)[:windows]
     piece = Document("bench", "bench", doc.text[: first[-1].end])

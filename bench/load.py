@@ -103,7 +103,7 @@ def data_folder(workspace: Path, docs: int, chars: int | None = None) -> Path:
 
 def prepare_library(workspace: Path, docs: int, chars: int | None) -> dict[str, Any]:
     """Put the set into library LIB_ID of the workspace (no model is loaded here); what the sessions will see."""
-    from core.library import Library
+    from core.ingest.library import Library
     from core.workbench import DEFAULT_SPECS, make_corpus
     from core.workspace import Workspace
 

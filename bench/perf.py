@@ -177,7 +177,7 @@ def floor_stages(encoding: Any, model: Any) -> list[Stage]:
 def our_stages(embedder: Any) -> list[Stage]:
     """Ours through the registry, exactly as the app and `python -m core bench` build them."""
     from core.chunkers.base import ChunkerContext, make_chunker
-    from core.documents import Document
+    from core.ingest.documents import Document
 
     def chunk_with(spec: str) -> Prepare:
         def prepare(text: str) -> Run:
@@ -440,8 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_text(folder: Path, chars: int | None) -> tuple[str, int]:
     """The folder's documents joined into one stream (what the papers chunk), cut to `chars`."""
-    from core.datasets import load_dataset
-    from core.documents import join_documents
+    from core.ingest.datasets import load_dataset
+    from core.ingest.documents import join_documents
 
     docs = load_dataset(folder).documents
     text = join_documents(docs).text
@@ -452,7 +452,7 @@ def load_services() -> tuple[Any, Any]:
     """tiktoken's cl100k from the packaged files (this also points tiktoken's cache at them, for the peers that
     load it by name) and the bundled MiniLM without a vector cache; both warmed up, so no stage pays for that."""
     from core import text as T
-    from core.embeddings import SentenceTransformerEmbedder
+    from core.store.embeddings import SentenceTransformerEmbedder
     from core.tokens import TokenMap, get_encoding
 
     encoding = get_encoding("cl100k_base")

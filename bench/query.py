@@ -118,7 +118,7 @@ def real_chunks(folders: Sequence[Path], n: int, chunk_tokens: int) -> Material:
     """The first `n` chunks of the folders' documents, in order, cut by `naive-500t`; questions of the first folder
     whose references lie in documents chunked whole."""
     from core.chunkers.base import make_chunker
-    from core.datasets import load_dataset
+    from core.ingest.datasets import load_dataset
 
     spec = f"naive-500t:size={chunk_tokens}:overlap={chunk_tokens // 2}"
     chunker = make_chunker(spec)
@@ -149,7 +149,7 @@ def real_chunks(folders: Sequence[Path], n: int, chunk_tokens: int) -> Material:
 
 def chunk_vectors(chunks: Sequence[Any], inner_embedder: Any, cache: Path) -> tuple[np.ndarray, int]:
     """The chunks' vectors through a persistent embedding cache (so a rerun embeds nothing); how many were new."""
-    from core.embeddings import CachedEmbedder, EmbeddingCache
+    from core.store.embeddings import CachedEmbedder, EmbeddingCache
 
     cache.mkdir(parents=True, exist_ok=True)
     embedder = CachedEmbedder(inner_embedder, EmbeddingCache(cache / "embeddings.sqlite"))
@@ -167,16 +167,16 @@ class Setup:
     watch: Watch
     seconds: dict[str, float]
     vectors_computed: int
-    retrieval: Any = None  # core.retrieval.RetrievalSettings every chunker is searched with (None: the default)
+    retrieval: Any = None  # core.store.retrieval.RetrievalSettings every chunker is searched with (None: the default)
 
 
 def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_questions: int,
                 store: str = "embedded", data: Sequence[Path] = tuple(DEFAULT_DATA),
                 chunk_tokens: int = 128) -> Setup:
     """Services as the app builds them, one collection of the same N real chunk vectors per chunker spec."""
-    from core.index import collection_name
     from core.pipeline import ChunkRun, IndexedRun, corpus_fingerprint
     from core.settings import Settings
+    from core.store.index import collection_name
     from core.workbench import DEFAULT_SPECS, ChunkerResult, build_services
 
     if not 1 <= n_chunkers <= len(DEFAULT_SPECS):

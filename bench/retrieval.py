@@ -4,8 +4,8 @@
                               [--chunkers naive-500t,recursive,chop] [--weights 0.3,0.5,0.7] [--k 1,3,5,10]
                               [--long-text truncate] [--out REPORT.json] [--render docs/reports]
 
-Every setting goes through `core.bench.bench_dataset`, the evaluation `python -m core bench` runs, on the same
-chunk runs, vectors and collections (all cached in the workspace, so only the first setting chunks and embeds).
+Every setting goes through `core.evaluation.bench.bench_dataset`, the evaluation `python -m core bench` runs, on the
+same chunk runs, vectors and collections (all cached in the workspace, so only the first setting chunks and embeds).
 The lexical weight's default is chosen here, over every set at once: for each fusion the weight with the best
 mean MRR@10 over all (set, chunker) pairs, so no single set tunes it. The report keeps every bench report and
 prints one table per set plus the choice.
@@ -195,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from core.__main__ import _quiet_libraries
-    from core.bench import BenchOptions, bench_dataset
-    from core.datasets import load_dataset
-    from core.embeddings import BUNDLED_MINILM, make_embedder
-    from core.index import StoreSettings, VectorStore
+    from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.ingest.datasets import load_dataset
     from core.llm.factory import make_cnm_backend
-    from core.retrieval import RetrievalSettings
+    from core.store.embeddings import BUNDLED_MINILM, make_embedder
+    from core.store.index import StoreSettings, VectorStore
+    from core.store.retrieval import RetrievalSettings
     from core.workspace import Workspace
 
     _quiet_libraries()

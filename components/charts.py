@@ -81,8 +81,8 @@ STRIP_COLOURS = {"start": "#6b7280", "found join": "#16a34a", "correct continue"
 
 
 def continuity_strip(decisions: Sequence[Any], title: str) -> go.Figure:
-    """One cell per window (`core.boundaries.Decision`), coloured by how its decision compares with the true
-    joins; hovering shows the decision, its reason and the text on both sides of the cut."""
+    """One cell per window (`core.methods.chop.continuity.Decision`), coloured by how its decision compares with
+    the true joins; hovering shows the decision, its reason and the text on both sides of the cut."""
     labels = list(STRIP_COLOURS)
     n = len(labels)
     steps = _stepped_scale(list(STRIP_COLOURS.values()))
@@ -123,8 +123,8 @@ def bars(report: dict[str, Any], columns: Mapping[str, Any], title: str) -> go.F
 
 
 def collision_grid(rows: Sequence[Any], title: str = "Where each chunker's hits come from") -> go.Figure:
-    """One row of cells per chunker (`core.collisions.GridRow`): cell colour = source document, ★ = a document
-    holding the answer, and the chunker's wrong_doc@k beside its name."""
+    """One row of cells per chunker (`core.evaluation.collisions.GridRow`): cell colour = source document,
+    ★ = a document holding the answer, and the chunker's wrong_doc@k beside its name."""
     docs = sorted({d for r in rows for d in r.sources}) or [""]
     palette = px.colors.qualitative.Safe + px.colors.qualitative.Pastel
     k = max((len(r.sources) for r in rows), default=0)

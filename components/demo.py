@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
-from core.collisions import top1_collisions
 from core.errors import ChunkLensError
+from core.evaluation.collisions import top1_collisions
 from core.workbench import DEFAULT_SPECS, guided_demo
 
 

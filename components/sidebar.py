@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.state import settings
-from core.llm.scoring import DTYPES, EOS_MODES
+from core.methods.lgmgc.scoring import DTYPES, EOS_MODES
 from core.settings import Settings, save_settings
 
 

@@ -11,7 +11,7 @@ import os
 import streamlit as st
 
 from core.errors import ChunkLensError, StoreError
-from core.library import Library, new_library_id, valid_library_id
+from core.ingest.library import Library, new_library_id, valid_library_id
 from core.settings import Settings, load_settings
 from core.workbench import Corpus, Services, build_services, make_corpus, restore_runs
 from core.workspace import Workspace

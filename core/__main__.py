@@ -37,7 +37,7 @@ def _specs(text: str) -> list[str]:
 
 def _service_flags(parser: argparse.ArgumentParser) -> None:
     """The flags naming the services chunkers use (shared by bench and export)."""
-    from core.llm.scoring import DTYPES, EOS_MODES
+    from core.methods.lgmgc.scoring import DTYPES, EOS_MODES
 
     parser.add_argument("--workspace", type=Path,
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
@@ -137,11 +137,11 @@ def _quiet_libraries() -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from core.bench import BenchOptions, bench_dataset, format_table
     from core.chunkers.base import make_chunker
-    from core.datasets import first_documents, load_dataset, select_documents
-    from core.index import StoreSettings, VectorStore
+    from core.evaluation.bench import BenchOptions, bench_dataset, format_table
+    from core.ingest.datasets import first_documents, load_dataset, select_documents
     from core.settings import retrieval_from_flags
+    from core.store.index import StoreSettings, VectorStore
 
     retrieval = retrieval_from_flags(args.retrieval, args.fusion, args.lexical_weight)  # fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
@@ -178,7 +178,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = False) -> dict:
     """Workspace, embedder, CNM backend, LGMGC scorer and chat client, as the flags and the chunkers ask."""
-    from core.embeddings import BUNDLED_MINILM, make_embedder
+    from core.store.embeddings import BUNDLED_MINILM, make_embedder
     from core.workspace import Workspace
 
     ws = Workspace.open(args.workspace)
@@ -195,7 +195,7 @@ def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = Fa
                                                 for p in s.split(":")[1:] if p.startswith("parents=")}
     if names & {"lg", "lgmgc"}:
         from core.llm.local_model import BUNDLED_SMOLLM2
-        from core.llm.scoring import EosScorer
+        from core.methods.lgmgc.scoring import EosScorer
 
         scorer = EosScorer(args.scorer_model or BUNDLED_SMOLLM2, ws.cache / "models", eos_mode=args.eos_mode,
                             dtype=args.scorer_dtype)
@@ -249,7 +249,7 @@ def _store_settings(address: str | None, path: Path, cls):
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from core.report import load_reports, markdown_table
+    from core.evaluation.report import load_reports, markdown_table
 
     for report in load_reports(args.report):
         print(markdown_table(report, args.metrics, args.k))

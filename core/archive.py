@@ -10,7 +10,7 @@ Layout, format version 1 (manifest.json says so; any other version is refused):
     libraries/<lib>/dataset.json         {"sample": "qa"} when the library is the bundled sample set, or
                                          {"name": ...} for another QA set, whose questions follow
     libraries/<lib>/questions.jsonl      that set's questions about these documents (qa-spans v1 lines)
-    libraries/<lib>/cnm_edits/<run>.json hand-corrected CHOP tags (core.cnm_edits.EditLog)
+    libraries/<lib>/cnm_edits/<run>.json hand-corrected CHOP tags (core.methods.chop.edits.EditLog)
     chunk_runs/<run>.json                cached chunk runs of these documents
 
 Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt from the above on demand; the
@@ -19,7 +19,7 @@ for one, and the key lives only in the environment or a browser session's memory
 
 Import is a merge that never overwrites: what the workspace already holds is kept and reported as skipped;
 only new documents, runs, edits and (when none are saved) settings are added. The zip is checked as a whole by
-`core.safezip` first, and every member is parsed and validated before it is written under a name this module
+`core.ingest.safezip` first, and every member is parsed and validated before it is written under a name this module
 builds, never under the member's own name.
 """
 
@@ -38,13 +38,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.cnm_edits import CnmEdit, EditLog
-from core.datasets import joined, questions_jsonl
-from core.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.errors import ChunkLensError, DatasetError
-from core.library import Library, valid_doc_id, valid_library_id
-from core.llm.cnm import CNM
-from core.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
+from core.ingest.datasets import joined, questions_jsonl
+from core.ingest.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.ingest.library import Library, valid_doc_id, valid_library_id
+from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
+from core.methods.chop.cnm import CNM
+from core.methods.chop.edits import CnmEdit, EditLog
 from core.settings import SETTINGS_FILE, Settings, save_settings, settings_path
 from core.workspace import Workspace
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunk
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 
 FORMATS = (".jsonl", ".csv")
 CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "token_count", "prefix", "cnm_category",

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunk, Chunker
-from core.documents import Document
-from core.embeddings import Embedder
-from core.index import VectorStore, collection_name
-from core.lexical import LexicalIndex, LexicalStore, lexical_name
-from core.metrics import Span
+from core.evaluation.metrics import Span
+from core.ingest.documents import Document
+from core.store.embeddings import Embedder
+from core.store.index import VectorStore, collection_name
+from core.store.lexical import LexicalIndex, LexicalStore, lexical_name
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 

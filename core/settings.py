@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.embeddings import BUNDLED_MINILM
+from core.store.embeddings import BUNDLED_MINILM
 from core.workspace import default_root
 
 SETTINGS_FILE = "settings.json"
@@ -31,7 +31,7 @@ class Settings(BaseModel):
     scorer_dtype: Literal["float32", "bfloat16"] = "float32"
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
-    # how every chunker of a comparison is searched (core.retrieval.RetrievalSettings). The defaults are the best
+    # how every chunker of a comparison is searched (core.store.retrieval.RetrievalSettings). The defaults are the best
     # mean MRR@10 over five sets and five chunkers (`python -m bench.retrieval`, docs/RETRIEVAL.md)
     retrieval: Literal["dense", "bm25", "hybrid"] = "hybrid"
     fusion: Literal["rrf", "weighted"] = "rrf"
@@ -43,8 +43,8 @@ class Settings(BaseModel):
         return self.max_upload_mb * 1024 * 1024
 
     def retrieval_settings(self):
-        """The search every chunker gets (a core.retrieval.RetrievalSettings)."""
-        from core.retrieval import RetrievalSettings
+        """The search every chunker gets (a core.store.retrieval.RetrievalSettings)."""
+        from core.store.retrieval import RetrievalSettings
 
         return RetrievalSettings(self.retrieval, self.fusion, self.lexical_weight)
 
@@ -59,7 +59,7 @@ def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | flo
     """RetrievalSettings from command-line values, the Settings defaults where a flag is not given; a bad value is
     a ConfigError with one line."""
     from core.errors import ConfigError
-    from core.retrieval import RetrievalSettings
+    from core.store.retrieval import RetrievalSettings
 
     defaults = Settings.model_fields
     try:

@@ -14,22 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.bench import BenchOptions, bench_dataset
-from core.boundaries import BoundaryScores, Decision, judge_run
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
-from core.cnm_edits import CnmEdit, apply_edits, edits_digest
-from core.datasets import QADataset, Question, joined
-from core.documents import Document, join_documents
-from core.embeddings import make_embedder
 from core.errors import ChunkLensError
-from core.evaluation import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
-from core.generation import AnswerScore, answer_all, score_answer
-from core.index import StoreSettings, VectorStore
-from core.lexical import LexicalStore
-from core.metrics import Span
+from core.evaluation.bench import BenchOptions, bench_dataset
+from core.evaluation.generation import AnswerScore, answer_all, score_answer
+from core.evaluation.metrics import Span
+from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
+from core.ingest.datasets import QADataset, Question, joined
+from core.ingest.documents import Document, join_documents
+from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
+from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
-from core.retrieval import Hit, QueryCnm, RetrievalSettings, Retriever, cnm_policy_for
 from core.settings import Settings
+from core.store.embeddings import make_embedder
+from core.store.index import StoreSettings, VectorStore
+from core.store.lexical import LexicalStore
+from core.store.retrieval import Hit, QueryCnm, RetrievalSettings, Retriever, cnm_policy_for
 from core.workspace import Workspace
 
 DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
@@ -57,7 +57,7 @@ class Services:
 def build_services(settings: Settings, api_key: str | None = None) -> Services:
     from core.llm.factory import make_chat_client, make_cnm_backend
     from core.llm.local_model import BUNDLED_SMOLLM2
-    from core.llm.scoring import EosScorer
+    from core.methods.lgmgc.scoring import EosScorer
 
     ws = Workspace.open(settings.workspace)
     embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache, api_key=api_key)
@@ -352,7 +352,7 @@ def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
     """The whole story in one call, on the bundled sample set (never the user's library): join the seven
     manuals into one stream, run the default chunkers, ask the product-named questions, score. A second run
     comes from the caches."""
-    from core.datasets import load_dataset
+    from core.ingest.datasets import load_dataset
 
     started = time.perf_counter()
     dataset = load_dataset(sample_folder())
@@ -365,8 +365,8 @@ def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
 
 def folder_documents(folder: Path) -> tuple[list[Document], QADataset | None]:
     """A qa-spans v1 folder's documents and set, or every PDF / DOCX / TXT / Markdown file in a plain folder."""
-    from core.datasets import load_dataset
-    from core.documents import SUPPORTED_SUFFIXES, load_file
+    from core.ingest.datasets import load_dataset
+    from core.ingest.documents import SUPPORTED_SUFFIXES, load_file
 
     if (folder / "corpus.jsonl").exists():
         ds = load_dataset(folder)

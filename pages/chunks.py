@@ -7,10 +7,10 @@ import streamlit as st
 
 from components import charts, state
 from components.html import chunk_spans_html, cnm_badges_html
-from core.boundaries import judge_run
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
+from core.methods.chop.continuity import judge_run
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers
 
 state.through_app()

@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from components import state
-from core.cnm_edits import CnmEdit, EditLog, export_tags, import_tags
 from core.errors import ChunkLensError
+from core.methods.chop.edits import CnmEdit, EditLog, export_tags, import_tags
 from core.pipeline import run_key
 from core.workbench import apply_cnm_edits, evaluate_result, replay_cnm_edits
 

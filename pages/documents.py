@@ -7,8 +7,8 @@ import streamlit as st
 
 from components import archive_panel, state
 from components.html import md_escape
-from core.documents import SUPPORTED_SUFFIXES
 from core.errors import ChunkLensError
+from core.ingest.documents import SUPPORTED_SUFFIXES
 from core.tokens import count_tokens
 from core.workbench import sample_folder
 

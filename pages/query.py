@@ -7,10 +7,10 @@ import streamlit as st
 
 from components import charts, state
 from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html, md_escape
-from core.collisions import question_grid
 from core.errors import ChunkLensError
-from core.evaluation import source_resolver
-from core.metrics import Span
+from core.evaluation.collisions import question_grid
+from core.evaluation.metrics import Span
+from core.evaluation.relevance import source_resolver
 from core.workbench import answer_each, ask_all, gold_overlap
 
 state.through_app()

@@ -26,7 +26,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def chunking_and_queries(workspace: Path) -> None:
-    from core.datasets import load_dataset
+    from core.ingest.datasets import load_dataset
     from core.settings import Settings
     from core.workbench import DEFAULT_SPECS, ask_all, build_services, make_corpus, run_chunkers, sample_folder
 
@@ -42,7 +42,7 @@ def chunking_and_queries(workspace: Path) -> None:
         per = ", ".join(f"{s} {r.seconds:.1f}" for s, r in results.items())
         print(f"sample set ({len(ds.documents)} manuals, {ds.n_chars:,} chars) through {len(results)} chunkers, "
               f"{label}: {total:.1f} s  [{per}]")
-    from core.retrieval import RetrievalSettings
+    from core.store.retrieval import RetrievalSettings
 
     for mode in ("hybrid", "bm25", "dense"):  # hybrid first: it pays for embedding each new question
         retrieval = RetrievalSettings(mode)

@@ -21,8 +21,8 @@ with atheris.instrument_imports():
     import docx  # noqa: F401  (instrumented so coverage guides the fuzzer through python-docx)
     import pypdf  # noqa: F401
 
-    from core.documents import SUPPORTED_SUFFIXES, load_bytes
     from core.errors import DocumentError
+    from core.ingest.documents import SUPPORTED_SUFFIXES, load_bytes
 
 
 def one_input(data: bytes) -> None:

@@ -24,14 +24,14 @@ def shared_dataset(name: str) -> Path:
 @pytest.fixture(scope="session")
 def minilm():
     """The real bundled all-MiniLM-L6-v2 (loaded once per test session)."""
-    from core.embeddings import SentenceTransformerEmbedder
+    from core.store.embeddings import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
 
 
 @pytest.fixture(scope="session")
 def cached_minilm(minilm, tmp_path_factory):
-    from core.embeddings import CachedEmbedder, EmbeddingCache
+    from core.store.embeddings import CachedEmbedder, EmbeddingCache
 
     return CachedEmbedder(minilm, EmbeddingCache(tmp_path_factory.mktemp("emb") / "embeddings.sqlite"))
 

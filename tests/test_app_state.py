@@ -11,7 +11,7 @@ import json
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from core.cnm_edits import export_tags
+from core.methods.chop.edits import export_tags
 from tests.conftest import ROOT
 from tests.test_app import click
 

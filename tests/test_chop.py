@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from core.boundaries import score_boundaries
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.chunkers.chop import prefix_text
-from core.datasets import joined, load_dataset
-from core.documents import Document, join_documents
-from core.llm.cnm import CNM, first_json_object, parse_cnm, parse_continuity
-from core.llm.rules import RuleCnm, model_candidates, models_match
+from core.ingest.datasets import joined, load_dataset
+from core.ingest.documents import Document, join_documents
+from core.methods.chop.chunker import prefix_text
+from core.methods.chop.cnm import CNM, first_json_object, parse_cnm, parse_continuity
+from core.methods.chop.continuity import score_boundaries
+from core.methods.chop.rules import RuleCnm, model_candidates, models_match
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "sample_data" / "qa"
@@ -117,7 +117,7 @@ def test_boundary_scoring_by_hand():
 
 
 def test_each_decision_is_judged_against_the_true_joins():
-    from core.boundaries import judge_decisions
+    from core.methods.chop.continuity import judge_decisions
 
     text = "".join(chr(97 + i % 26) for i in range(600))
     starts, ends = [0, 100, 200, 300, 400, 500], [150, 250, 350, 450, 550, 600]
@@ -135,8 +135,8 @@ def test_each_decision_is_judged_against_the_true_joins():
 
 
 def test_cnm_filter_beats_plain_chop_on_the_sample_set(cached_minilm, workspace):
-    from core.bench import BenchOptions, bench_dataset
-    from core.index import StoreSettings, VectorStore
+    from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.store.index import StoreSettings, VectorStore
 
     ds = load_dataset(SAMPLE)
     store = VectorStore(StoreSettings(path=workspace.chroma))
@@ -153,9 +153,9 @@ def test_cnm_filter_beats_plain_chop_on_the_sample_set(cached_minilm, workspace)
 
 
 def test_question_without_model_falls_back_to_plain_search(cached_minilm, workspace):
-    from core.index import StoreSettings, VectorStore
     from core.pipeline import chunk_documents, index_run
-    from core.retrieval import CnmPolicy, Retriever
+    from core.store.index import StoreSettings, VectorStore
+    from core.store.retrieval import CnmPolicy, Retriever
 
     docs = [Document("a", "A", "Nordwind 225B air conditioner. Clean the filter every two weeks."),
             Document("b", "B", "Nordwind 226R air conditioner. Clean the filter every four weeks.")]

@@ -11,12 +11,12 @@ import time
 import pytest
 
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.datasets import load_dataset
-from core.documents import Document, join_documents
 from core.errors import ConfigError
+from core.ingest.datasets import load_dataset
+from core.ingest.documents import Document, join_documents
 from core.llm.base import AnswerCache, LLMClient, LLMError
-from core.llm.cnm import PromptedCnm
 from core.llm.openai_backend import OpenAICompatibleChat
+from core.methods.chop.cnm import PromptedCnm
 from tests.conftest import ROOT
 from tests.llm_server import LlamaServer
 

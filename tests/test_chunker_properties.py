@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from core import text as T
 from core.chunkers.base import ChunkerContext, make_chunker
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, WORDS, keep_window, split_sized, split_to_cap
-from core.documents import Document
+from core.ingest.documents import Document
 from core.tokens import count_tokens, get_encoding
 
 EN_WORDS = st.sampled_from([

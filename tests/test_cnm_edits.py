@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.cnm_edits import CnmEdit, apply_edits, export_tags, import_tags
-from core.datasets import load_dataset
 from core.errors import ChunkLensError
-from core.llm.rules import RuleCnm
+from core.ingest.datasets import load_dataset
+from core.methods.chop.edits import CnmEdit, apply_edits, export_tags, import_tags
+from core.methods.chop.rules import RuleCnm
 from core.settings import Settings
 from core.workbench import apply_cnm_edits, build_services, evaluate_result, make_corpus, run_chunkers, sample_folder
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.collisions import question_grid, top1_collisions, top1_sources
-from core.documents import Document, join_documents
-from core.evaluation import source_resolver
-from core.metrics import Span
+from core.evaluation.collisions import question_grid, top1_collisions, top1_sources
+from core.evaluation.metrics import Span
+from core.evaluation.relevance import source_resolver
+from core.ingest.documents import Document, join_documents
 
 
 def test_question_grid_marks_the_gold_document_and_counts_collisions():

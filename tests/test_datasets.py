@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.datasets import first_documents, joined, load_dataset, select_documents
 from core.errors import DatasetError
+from core.ingest.datasets import first_documents, joined, load_dataset, select_documents
 from tests.conftest import SHARED_DATA, shared_dataset
 
 

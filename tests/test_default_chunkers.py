@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.datasets import load_dataset
-from core.llm.rules import RuleCnm
+from core.ingest.datasets import load_dataset
+from core.methods.chop.rules import RuleCnm
 from core.workbench import DEFAULT_SPECS, sample_folder
 
 

@@ -14,7 +14,8 @@ import zipfile
 
 import pytest
 
-from core.documents import (
+from core.errors import DocumentError
+from core.ingest.documents import (
     MAX_DOCX_UNPACKED_BYTES,
     MAX_FILE_BYTES,
     Document,
@@ -22,7 +23,6 @@ from core.documents import (
     load_bytes,
     load_file,
 )
-from core.errors import DocumentError
 from tests.pdfs import encrypt_pdf, make_aes_encrypted_pdf, make_pdf, make_scanned_pdf
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.embeddings import CachedEmbedder, EmbeddingCache
+from core.store.embeddings import CachedEmbedder, EmbeddingCache
 
 
 def test_minilm_is_bundled_and_meaningful(minilm):
@@ -16,7 +16,7 @@ def test_minilm_is_bundled_and_meaningful(minilm):
 
 
 def test_long_text_truncate_ignores_the_tail_and_window_reads_it():
-    from core.embeddings import SentenceTransformerEmbedder
+    from core.store.embeddings import SentenceTransformerEmbedder
 
     truncate = SentenceTransformerEmbedder(long_text="truncate")
     window = SentenceTransformerEmbedder(long_text="window")
@@ -35,7 +35,7 @@ def test_one_window_embedder_shared_by_threads_gives_the_same_vectors():
     encode must neither fail nor change a vector."""
     import threading
 
-    from core.embeddings import SentenceTransformerEmbedder
+    from core.store.embeddings import SentenceTransformerEmbedder
 
     window = SentenceTransformerEmbedder(long_text="window")
     texts = ["The air filter should be cleaned every two weeks. " * 40 + "Error E4.", "Clean the filter.",
@@ -79,7 +79,7 @@ def test_cache_skips_known_texts(minilm, tmp_path):
 def test_texts_batched_by_length_come_back_in_their_own_order(tmp_path):
     """Texts are embedded shortest first (less padding) in several calls; each vector must still be its text's,
     through the cache as well."""
-    from core.embeddings import SentenceTransformerEmbedder, by_length
+    from core.store.embeddings import SentenceTransformerEmbedder, by_length
 
     sizes = [(40, "filter"), (2, "battery"), (90, "camera"), (1, "remote"), (15, "warranty"), (60, "timer"), (5, "fan")]
     texts = [("word " * n).strip() + f" {topic}" for n, topic in sizes]

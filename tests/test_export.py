@@ -7,9 +7,9 @@ import io
 import json
 
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.datasets import joined, load_dataset
 from core.export import records, to_csv, to_jsonl
-from core.llm.rules import RuleCnm
+from core.ingest.datasets import joined, load_dataset
+from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents
 from core.workbench import sample_folder
 from tests.test_cli import run_cli

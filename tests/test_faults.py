@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.documents import Document
 from core.errors import StoreError
-from core.index import StoreSettings, VectorStore
+from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient, LLMError
-from core.llm.cnm import PromptedCnm
 from core.llm.openai_backend import OpenAICompatibleChat
+from core.methods.chop.cnm import PromptedCnm
 from core.pipeline import chunk_documents, index_run
-from core.retrieval import Retriever
+from core.store.index import StoreSettings, VectorStore
+from core.store.retrieval import Retriever
 from tests.chroma_server import ChromaServer, free_port
 from tests.conftest import ROOT
 from tests.fault_server import FaultServer
@@ -343,8 +343,8 @@ def test_bench_killed_twice_resumes_from_cached_answers_and_vectors(steps, tmp_p
 def test_openai_embeddings_from_a_server_without_them_or_down_are_clear_errors(faults, tmp_path):
     """The OpenAI embedder's failures are one line too: a chat-only server (HTTP 404 on /v1/embeddings) and a
     port nobody listens on; the vectors of earlier batches stay in the cache."""
-    from core.embeddings import CachedEmbedder, EmbeddingCache, OpenAIEmbedder
     from core.errors import EmbeddingError
+    from core.store.embeddings import CachedEmbedder, EmbeddingCache, OpenAIEmbedder
 
     cache = EmbeddingCache(tmp_path / "emb.sqlite")
     chat_only = CachedEmbedder(OpenAIEmbedder("e", base_url=faults.base_url, timeout=5), cache)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.generation import answer_request, normalise, rouge_l, score_answer, token_f1
+from core.evaluation.generation import answer_request, normalise, rouge_l, score_answer, token_f1
 from core.llm.base import ChatAnswer
 
 
@@ -45,12 +45,12 @@ def test_the_prompt_fences_the_excerpts_and_numbers_them():
 
 @pytest.mark.slow
 def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path, cached_minilm):
-    from core.bench import BenchOptions, bench_dataset
-    from core.datasets import first_documents, load_dataset
-    from core.index import StoreSettings, VectorStore
+    from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.ingest.datasets import first_documents, load_dataset
     from core.llm.base import AnswerCache, LLMClient
     from core.llm.openai_backend import OpenAICompatibleChat
-    from core.retrieval import RetrievalSettings
+    from core.store.index import StoreSettings, VectorStore
+    from core.store.retrieval import RetrievalSettings
     from core.workbench import sample_folder
     from core.workspace import Workspace
     from tests.llm_server import llama_server

@@ -6,7 +6,7 @@ import io
 
 from core.chunkers.base import make_chunker
 from core.chunkers.headers import HeadingPaths, header_texts, markdown_headings
-from core.documents import Document, join_documents, load_bytes
+from core.ingest.documents import Document, join_documents, load_bytes
 from tests.pdfs import make_pdf
 
 MD = ("# Nordwind 225B manual\n\nIntro.\n\n## 1. Safety\n\nWarnings.\n\n### 1.1 Children\n\nKeep away.\n\n"

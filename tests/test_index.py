@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from core.chunkers.base import make_chunker
-from core.documents import Document
-from core.index import StoreSettings, VectorStore
+from core.ingest.documents import Document
 from core.pipeline import chunk_documents, index_run
-from core.retrieval import Retriever
+from core.store.index import StoreSettings, VectorStore
+from core.store.retrieval import Retriever
 from tests.chroma_server import chroma_server
 
 DOCS = [

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from core.chunkers.base import Chunk
-from core.lexical import MANIFEST, LexicalIndex, LexicalStore, lexical_name, lexical_tokens
-from core.retrieval import RetrievalSettings, fuse_rrf, fuse_weighted, minmax
+from core.store.lexical import MANIFEST, LexicalIndex, LexicalStore, lexical_name, lexical_tokens
+from core.store.retrieval import RetrievalSettings, fuse_rrf, fuse_weighted, minmax
 
 
 def chunk(i: int, text: str, prefix: str = "") -> Chunk:

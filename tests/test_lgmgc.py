@@ -9,9 +9,9 @@ import pytest
 
 from core import text as T
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
-from core.documents import Document
 from core.errors import ConfigError
-from core.retrieval import parents_by_best_child
+from core.ingest.documents import Document
+from core.store.retrieval import parents_by_best_child
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ class CountingScorer:
 
 @pytest.fixture(scope="module")
 def scorer(tmp_path_factory):
-    from core.llm.scoring import EosScorer
+    from core.methods.lgmgc.scoring import EosScorer
 
     return EosScorer(cache_dir=tmp_path_factory.mktemp("models"))
 
@@ -69,7 +69,7 @@ def test_scores_match_the_full_output_layer_and_bfloat16_picks_the_same_split(sc
     import torch
 
     from core.llm.local_model import load_causal_lm
-    from core.llm.scoring import INSTRUCTION, EosScorer
+    from core.methods.lgmgc.scoring import INSTRUCTION, EosScorer
 
     text = "Clean the filter every two weeks. Rinse it in water. Let it dry in the shade before use."
     ends = [text.index(".") + 1, text.index("water.") + 6, len(text)]
@@ -159,7 +159,7 @@ def test_lumber_with_the_local_chat_model(tmp_path):
 
 
 def test_split_statistics_by_hand():
-    from core.chunkers.lgmgc import split_statistics
+    from core.methods.lgmgc.chunker import split_statistics
 
     traces = [{"kind": "eos", "windows": [
         {"positions": [10, 20, 30], "p": [0.5, 0.2, 0.1], "split": 10},

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.errors import DatasetError
-from core.library import Library, new_library_id
+from core.ingest.library import Library, new_library_id
 from core.settings import Settings, load_settings, save_settings
 from tests.pdfs import encrypt_pdf, make_pdf
 from tests.test_documents import docx_bytes, zip_with_document_xml

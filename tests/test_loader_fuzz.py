@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.documents import SUPPORTED_SUFFIXES, Document, load_bytes
 from core.errors import DocumentError
+from core.ingest.documents import SUPPORTED_SUFFIXES, Document, load_bytes
 from tests.pdfs import assemble_pdf, make_pdf
 from tests.test_documents import docx_with_central_field
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from core import metrics as M
-from core.evaluation import aggregate, evaluate, score_question
-from core.metrics import Span
+from core.evaluation import metrics as M
+from core.evaluation.metrics import Span
+from core.evaluation.relevance import aggregate, evaluate, score_question
 
 
 def S(start: int, end: int, doc: str = "a") -> Span:
@@ -102,8 +102,8 @@ def test_wrong_doc_is_the_share_of_hits_from_documents_without_gold():
 
 
 def test_wrong_doc_in_a_joined_stream_follows_the_segments():
-    from core.documents import Document, join_documents
-    from core.evaluation import source_resolver
+    from core.evaluation.relevance import source_resolver
+    from core.ingest.documents import Document, join_documents
 
     stream = join_documents([Document("a", "A", "x" * 100), Document("b", "B", "y" * 100)])
     source = source_resolver([stream])

@@ -10,11 +10,11 @@ import pytest
 
 from bench import query as bq
 from core.chunkers.base import make_chunker
-from core.cnm_edits import CnmEdit
-from core.documents import Document
-from core.index import StoreSettings, VectorStore
+from core.ingest.documents import Document
+from core.methods.chop.edits import CnmEdit
 from core.pipeline import chunk_documents, index_run
 from core.settings import Settings
+from core.store.index import StoreSettings, VectorStore
 from core.workbench import Corpus, ask_all, build_services, retriever_for, run_chunkers
 from tests.conftest import shared_dataset
 
@@ -137,7 +137,7 @@ def test_a_question_is_embedded_on_one_thread_with_the_same_vector(minilm):
     """Small inputs go to the one-thread worker; the vector is the batch path's, and no other thread changes."""
     import torch
 
-    from core import embeddings
+    from core.store import embeddings
 
     threads = torch.get_num_threads()
     texts = [f"How do I reset the remote control, step {i}?" for i in range(embeddings.SMALL_INPUT + 4)]

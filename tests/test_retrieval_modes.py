@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.documents import Document
-from core.index import StoreSettings, VectorStore
-from core.lexical import LexicalStore
-from core.llm.rules import RuleCnm
+from core.ingest.documents import Document
+from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
-from core.retrieval import CnmPolicy, RetrievalSettings, Retriever, fuse_rrf, fuse_weighted
+from core.store.index import StoreSettings, VectorStore
+from core.store.lexical import LexicalStore
+from core.store.retrieval import CnmPolicy, RetrievalSettings, Retriever, fuse_rrf, fuse_weighted
 from tests.chroma_server import chroma_server
 
 FILLER = ("The unit has an indoor part and an outdoor part. Keep the air inlet and the outlet free. "

@@ -13,11 +13,11 @@ import pytest
 
 from core.archive import export_archive, import_archive
 from core.chunkers.base import ChunkerContext, make_chunker
-from core.cnm_edits import CnmEdit, EditLog, apply_edits
-from core.library import Library, new_library_id
-from core.llm.rules import RuleCnm
+from core.ingest.library import Library, new_library_id
+from core.ingest.safezip import ArchiveError, ZipLimits
+from core.methods.chop.edits import CnmEdit, EditLog, apply_edits
+from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, run_key
-from core.safezip import ArchiveError, ZipLimits
 from core.settings import Settings, load_settings, save_settings
 from core.workbench import sample_folder
 from core.workspace import Workspace

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from core.chunkers.splitting import document_token_windows
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 from core.tokens import count_tokens_many
 
 
@@ -149,7 +149,8 @@ def available() -> list[str]:
 
 
 def _load_builtin() -> None:
-    import core.chunkers  # noqa: F401  (registers every built-in chunker)
+    import core.chunkers  # noqa: F401  (registers the generic chunkers)
+    import core.methods  # noqa: F401  (and the papers' methods)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:

@@ -10,8 +10,8 @@ from core import text as T
 from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 
 
 @register

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from core import text as T
 from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 from core.llm.base import ChatRequest, LLMError
 
 LUMBER_PROMPT = """You will read a document split into numbered paragraphs ("ID n: ...").

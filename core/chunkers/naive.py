@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.chunkers.base import Chunker, Chunking, MetadataPrefix, register, token_window_chunks
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 
 
 @register

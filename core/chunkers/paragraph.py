@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from core import text as T
 from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, split_sized
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 
 _HEADING_RE = re.compile(r"^(?:#{1,6}\s.*|[^\n]{1,80}(?<![.!?:;,。！？]))$")
 

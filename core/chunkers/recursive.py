@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 
 
 @register

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from core import text as T
 from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
 from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 
 
 @register

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.llm.base import AnswerCache, LLMClient
-from core.llm.cnm import PromptedCnm
+from core.methods.chop.cnm import PromptedCnm
 
 LLM_KINDS = ("rule", "local", "openai")
 
@@ -34,7 +34,7 @@ def make_chat_client(kind: str, cache_dir: Path, model: str | None = None, base_
 def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None, **chat: Any) -> Any:
     """The object CHOP talks to: `RuleCnm` for "rule", otherwise prompts over a cached chat client."""
     if kind == "rule":
-        from core.llm.rules import RuleCnm
+        from core.methods.chop.rules import RuleCnm
 
         return RuleCnm(embedder=embedder)
     if kind not in LLM_KINDS:

@@ -94,7 +94,7 @@ def judge_decisions(text: str, starts: Sequence[int], ends: Sequence[int], decis
 
 
 def judge_run(doc: Any, chunks: Sequence[Any]) -> tuple[list[Decision], BoundaryScores | None]:
-    """A chunk run's decisions over one document (`core.documents.Document`) judged against its true joins, and
+    """A chunk run's decisions over one document (`core.ingest.documents.Document`) judged against its true joins, and
     their boundary scores (None for a document with no joins to score against)."""
     own = [c for c in chunks if c.doc_id == doc.doc_id]
     decisions = [c.meta.get("continuity") for c in own]

@@ -6,7 +6,7 @@ is at most θ words it becomes the last parent. A window with no sentence end is
 
 `mg` / `lgmgc`: every parent (from `recursive` for `mg`, the paper's MG-only ablation, or from `lg`) is split
 into children of at most θ/2 and θ/4 words. Children are indexed; retrieval scores a parent by its best child
-and returns distinct parents (core.retrieval).
+and returns distinct parents (core.store.retrieval).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 from core import text as T
 from core.chunkers.base import Chunk, Chunker, Chunking, MetadataPrefix, build_chunks, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 from core.tokens import count_tokens_many
 
 

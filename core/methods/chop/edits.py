@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunk
-from core.chunkers.chop import prefix_text
 from core.errors import ChunkLensError
-from core.llm.cnm import CNM
+from core.methods.chop.chunker import prefix_text
+from core.methods.chop.cnm import CNM
 
 
 @dataclass

@@ -2,7 +2,7 @@
 that never crashes. A chatty answer has its first {...} pulled out; what still fails validation becomes
 null fields plus a recorded error.
 
-`PromptedCnm` runs both tasks through any chat backend; `core.llm.rules.RuleCnm` does the same job without
+`PromptedCnm` runs both tasks through any chat backend; `core.methods.chop.rules.RuleCnm` does the same job without
 a model. Both expose `extract`, `decide`, `key`, `label` and `stats`, which is all CHOP needs.
 
 Chunk text is the document's, not ours: a manual may say "ignore previous instructions". So every text goes

@@ -6,7 +6,7 @@ chunk is untouched; the prefix is stored beside it and embedded with it (before,
 
 Modes: "pairs" judges each adjacent pair independently (Eq. 2; all calls can run at once); "anchor" judges
 each window against the first window of the current run (sequential). Retrieval settings (`retrieval`,
-`boost`) are read by `core.retrieval` for CNM-aware search; they do not change the chunks.
+`boost`) are read by `core.store.retrieval` for CNM-aware search; they do not change the chunks.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.chunkers.base import Chunk, Chunker, Chunking, register, token_window_chunks
-from core.documents import Document
 from core.errors import ConfigError
+from core.ingest.documents import Document
 from core.llm.base import LLMError
-from core.llm.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
 
 
 def prefix_text(cnm: CNM) -> str:

@@ -16,19 +16,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import text as T
-from core.boundaries import BoundaryScores, score_boundaries
 from core.chunkers.base import Chunk, ChunkerContext, make_chunker
-from core.chunkers.lgmgc import split_statistics
-from core.collisions import top1_sources
-from core.datasets import QADataset, joined
-from core.documents import Document
-from core.embeddings import Embedder
-from core.evaluation import evaluate, source_resolver
-from core.index import VectorStore
-from core.lexical import LexicalStore
-from core.metrics import Span
+from core.evaluation.collisions import top1_sources
+from core.evaluation.metrics import Span
+from core.evaluation.relevance import evaluate, source_resolver
+from core.ingest.datasets import QADataset, joined
+from core.ingest.documents import Document
+from core.methods.chop.continuity import BoundaryScores, score_boundaries
+from core.methods.lgmgc.chunker import split_statistics
 from core.pipeline import ProgressFn, chunk_documents, index_run
-from core.retrieval import RetrievalSettings, Retriever, cnm_policy_for
+from core.store.embeddings import Embedder
+from core.store.index import VectorStore
+from core.store.lexical import LexicalStore
+from core.store.retrieval import RetrievalSettings, Retriever, cnm_policy_for
 from core.workspace import Workspace
 
 
@@ -38,7 +38,7 @@ class BenchOptions:
     qualify_queries: bool = False
     join: bool = False
     llm: Any = None  # CNM backend for chop (core.llm.factory.make_cnm_backend)
-    scorer: Any = None  # next-token scorer for lg / lgmgc (core.llm.scoring.EosScorer)
+    scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.EosScorer)
     chat: Any = None  # chat client for lumber (core.llm.base.LLMClient)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)  # one mode for every chunker
     answers: int = 0  # generate answers (with `chat`) for the first N questions and score them; 0: off
@@ -146,7 +146,7 @@ def _answer_scores(options: BenchOptions, questions: Sequence[Any], queries: Seq
     `answers` questions that have a reference answer (nothing when generation is off)."""
     if not options.answers or options.chat is None:
         return {}
-    from core.generation import answer_request, score_answer
+    from core.evaluation.generation import answer_request, score_answer
 
     picked = [i for i, q in enumerate(questions) if q.answer][: options.answers]
     before = _llm_totals(options.chat)

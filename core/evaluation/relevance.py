@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import metrics as M
-from core.documents import Document
-from core.metrics import Span
+from core.evaluation import metrics as M
+from core.evaluation.metrics import Span
+from core.ingest.documents import Document
 
 SourceOf = Callable[[Span], str]  # which source document a span comes from (a joined stream's segment)
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.documents import Document, join_documents
 from core.errors import DatasetError
-from core.metrics import Span
+from core.evaluation.metrics import Span
+from core.ingest.documents import Document, join_documents
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from core.llm.base import LLMStats
-from core.llm.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "air conditioner": ("air conditioner", "air conditioning", "aircon", "refrigerant", "cooling mode", "heat pump",

@@ -15,9 +15,9 @@ import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from core.datasets import QADataset, load_dataset
-from core.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 from core.errors import ChunkLensError, DatasetError, DocumentError
+from core.ingest.datasets import QADataset, load_dataset
+from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
 MAX_NAME_CHARS = 120  # an uploaded file's name as kept and shown; the file system allows 255 bytes
@@ -116,7 +116,7 @@ class Library:
         self.originals.mkdir(parents=True, exist_ok=True)
         self.texts.mkdir(parents=True, exist_ok=True)
         self._order = self.root / "order.json"
-        self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.cnm_edits.EditLog)
+        self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.methods.chop.edits.EditLog)
 
     def _ids(self) -> list[str]:
         try:

@@ -2,7 +2,7 @@
 
 Retrieval modes, one for every chunker of a comparison so that it stays fair (`RetrievalSettings`):
 - "dense": embed the question, ask Chroma for the nearest chunks by cosine (the original behaviour, unchanged).
-- "bm25": BM25 over the same text the chunks were embedded with (`core.lexical`).
+- "bm25": BM25 over the same text the chunks were embedded with (`core.store.lexical`).
 - "hybrid": both candidate lists, `pool` deep, fused either by reciprocal rank (RRF: w_d / (60 + rank_d) +
   w_l / (60 + rank_l)) or by a weighted sum of min-max normalised scores ((1 - w) * dense + w * lexical, a chunk
   missing from one list scoring 0 there). w is `lexical_weight` in both.
@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from core.chunkers.base import Chunk
-from core.embeddings import Embedder
 from core.errors import ConfigError
-from core.index import VectorStore
-from core.lexical import LexicalIndex
-from core.llm.rules import models_match
+from core.methods.chop.rules import models_match
+from core.store.embeddings import Embedder
+from core.store.index import VectorStore
+from core.store.lexical import LexicalIndex
 
 MODES = ("dense", "bm25", "hybrid")
 FUSIONS = ("rrf", "weighted")
@@ -98,7 +98,7 @@ class Hit:
 @dataclass
 class CnmPolicy:
     mode: str  # "off" | "boost" | "filter"
-    backend: Any  # anything with .extract(texts) -> [CnmResult] (core.llm.cnm.PromptedCnm, core.llm.rules.RuleCnm)
+    backend: Any  # anything with .extract(texts) -> [CnmResult] (PromptedCnm, RuleCnm)
     boost: float = 0.1
     pool: int = 50
 

@@ -5,7 +5,7 @@ Two plain-data views, drawn by the app (components/charts.py):
   the chunker's wrong_doc@k.
 - `top1_collisions`: over a QA set, for each chunker and each gold document, the share of the questions about
   that document whose top-1 hit came from another document (from the per-question sources a bench report keeps).
-Sources are documents, or the segments of a joined stream (`core.evaluation.source_resolver`).
+Sources are documents, or the segments of a joined stream (`core.evaluation.relevance.source_resolver`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.evaluation import SourceOf, same_document
-from core.metrics import Span, wrong_doc_at_k
+from core.evaluation.metrics import Span, wrong_doc_at_k
+from core.evaluation.relevance import SourceOf, same_document
 
 
 @dataclass

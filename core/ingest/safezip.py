@@ -2,7 +2,7 @@
 
 Everything is decided from the central directory before a byte is inflated: member names that could leave the
 target folder (absolute, `..`, backslashes, drive letters, NUL), symlinks, encrypted members, duplicate names,
-too many members, and sizes (the total, and the compression ratio of big members, as `core.documents` does for
+too many members, and sizes (the total, and the compression ratio of big members, as `core.ingest.documents` does for
 DOCX). Reading a member afterwards is bounded by its declared size: zipfile stops there and checks the CRC, so
 a directory that lies about a size gives a read error, not a bomb.
 """
