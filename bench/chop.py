@@ -57,7 +57,7 @@ def openai_path(doc: Any, windows: int, delay: float, concurrency: int, server_u
     """One CHOP run over the first `windows` windows through the real OpenAI client, with a fresh answer cache."""
     from core.chunkers.base import ChunkerContext, make_chunker, token_window_chunks
     from core.ingest.documents import Document
-    from core.llm.factory import make_cnm_backend
+    from core.methods.chop.backends import make_cnm_backend
     from core.methods.chop.chunker import ChopChunker
 
     first = token_window_chunks(doc, ChopChunker.size, ChopChunker.overlap)[:windows]

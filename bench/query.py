@@ -175,9 +175,10 @@ def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_
                 chunk_tokens: int = 128) -> Setup:
     """Services as the app builds them, one collection of the same N real chunk vectors per chunker spec."""
     from core.pipeline import ChunkRun, IndexedRun, corpus_fingerprint
+    from core.services import build_services
     from core.settings import Settings
     from core.store.index import collection_name
-    from core.workbench import DEFAULT_SPECS, ChunkerResult, build_services
+    from core.workbench import DEFAULT_SPECS, ChunkerResult
 
     if not 1 <= n_chunkers <= len(DEFAULT_SPECS):
         raise ChunkLensError(f"--chunkers must be between 1 and {len(DEFAULT_SPECS)}")

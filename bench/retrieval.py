@@ -197,18 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     from core.__main__ import _quiet_libraries
     from core.evaluation.bench import BenchOptions, bench_dataset
     from core.ingest.datasets import load_dataset
-    from core.llm.factory import make_cnm_backend
-    from core.store.embeddings import BUNDLED_MINILM, make_embedder
-    from core.store.index import StoreSettings, VectorStore
+    from core.services import build_services, needs_of
+    from core.settings import Settings
     from core.store.retrieval import RetrievalSettings
-    from core.workspace import Workspace
 
     _quiet_libraries()
-    ws = Workspace.open(args.workspace)
-    embedder = make_embedder(BUNDLED_MINILM, long_text=args.long_text, cache_dir=ws.cache)
-    store = VectorStore(StoreSettings(path=ws.chroma))
-    llm = make_cnm_backend("rule", ws.cache, embedder=embedder)
     specs = [s for s in args.chunkers.split(",") if s]
+    settings = Settings(long_text=args.long_text, **({"workspace": str(args.workspace)} if args.workspace else {}))
+    services = build_services(settings, needs=needs_of(specs))
     ks = sorted({int(k) for k in args.k.split(",")})
     grid = settings_grid([float(w) for w in args.weights.split(",")])
     reports: dict[str, dict[str, dict[str, Any]]] = {}
@@ -218,8 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         reports[set_name] = {}
         for label, kwargs in grid:
             print(f"{set_name}: {label}", file=sys.stderr, flush=True)
-            options = BenchOptions(ks, qualify, False, llm, retrieval=RetrievalSettings(**kwargs))
-            reports[set_name][label] = bench_dataset(dataset, specs, options, embedder, store, ws)
+            options = BenchOptions(ks, qualify, False, retrieval=RetrievalSettings(**kwargs))
+            reports[set_name][label] = bench_dataset(dataset, specs, options, services)
         print("\n".join(_set_table(set_name, reports[set_name])))
     choice = choose_weights(reports)
     for fusion, best in choice["best"].items():

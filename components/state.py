@@ -12,8 +12,9 @@ import streamlit as st
 
 from core.errors import ChunkLensError, StoreError
 from core.ingest.library import Library, new_library_id, valid_library_id
+from core.services import Services, build_services
 from core.settings import Settings, load_settings
-from core.workbench import Corpus, Services, build_services, make_corpus, restore_runs
+from core.workbench import Corpus, make_corpus, restore_runs
 from core.workspace import Workspace
 
 

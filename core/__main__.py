@@ -136,35 +136,68 @@ def _quiet_libraries() -> None:
         pass
 
 
+def settings_from_flags(args: argparse.Namespace):
+    """The command line's flags as `Settings`, the app's defaults where a flag is not given; a bad value is one
+    ConfigError line. Bench and export build their services from it, as the app does from its settings."""
+    from pydantic import ValidationError
+
+    from core.errors import ConfigError
+    from core.settings import Settings, retrieval_from_flags
+    from core.store.embeddings import BUNDLED_MINILM
+
+    retrieval = retrieval_from_flags(getattr(args, "retrieval", None), getattr(args, "fusion", None),
+                                     getattr(args, "lexical_weight", None))
+    chroma = getattr(args, "chroma", None) or ""
+    if chroma and not (chroma.rpartition(":")[0] and chroma.rpartition(":")[2].isdigit()):
+        raise ChunkLensError(f"--chroma wants HOST:PORT, got '{chroma}'")
+    values = {"embedder": args.embedder or BUNDLED_MINILM, "long_text": args.long_text, "llm": args.llm,
+              "llm_model": args.llm_model or "", "llm_base_url": args.llm_base_url or "",
+              "llm_timeout": args.llm_timeout, "scorer_model": args.scorer_model or "", "eos_mode": args.eos_mode,
+              "scorer_dtype": args.scorer_dtype, "chroma_server": chroma, "retrieval": retrieval.mode,
+              "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight}
+    if args.workspace:
+        values["workspace"] = str(args.workspace)
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"--{'-'.join(str(p) for p in err['loc']).replace('_', '-')}: {err['msg']}") from exc
+
+
+def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = False):
+    """The services these chunkers need (`Chunker.needs`), from the flags, through the app's builder. Bad specs
+    and bad flags fail here, before any model loads."""
+    from core.services import build_services, needs_of
+
+    needs = needs_of(specs) | ({"chat"} if chat_needed else set())
+    settings = settings_from_flags(args)
+    _quiet_libraries()
+    return build_services(settings, needs=needs)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    from core.chunkers.base import make_chunker
     from core.evaluation.bench import BenchOptions, bench_dataset, format_table
     from core.ingest.datasets import first_documents, load_dataset, select_documents
-    from core.settings import retrieval_from_flags
-    from core.store.index import StoreSettings, VectorStore
+    from core.services import needs_of
 
-    retrieval = retrieval_from_flags(args.retrieval, args.fusion, args.lexical_weight)  # fail before slow work
+    settings_from_flags(args)  # bad flags fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.doc_ids:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
     if args.max_docs:
         datasets = [first_documents(d, args.max_docs) for d in datasets]
-    for spec in args.chunkers:
-        make_chunker(spec, _dummy_context())  # unknown names and bad parameters fail now, too
-    _quiet_libraries()
+    needs_of(args.chunkers)  # unknown names and bad parameters fail now, too
     if args.answers < 0 or args.answer_k < 1:
         raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
     services = _services(args, args.chunkers, chat_needed=args.answers > 0)
-    ws, embedder, llm, scorer, chat = (services[k] for k in ("workspace", "embedder", "llm", "scorer", "chat"))
-    store = VectorStore(_store_settings(args.chroma, ws.chroma, StoreSettings))
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
     for ds in datasets:
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
-        options = BenchOptions(args.k, args.qualify_queries, args.join, llm, scorer, chat, retrieval, args.answers,
-                               args.answer_k)
-        report = bench_dataset(ds, args.chunkers, options, embedder, store, ws, progress)
+        options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
+                               args.answers, args.answer_k)
+        report = bench_dataset(ds, args.chunkers, options, services, progress)
         reports.append(report)
         print(format_table(report))
         print()
@@ -176,76 +209,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = False) -> dict:
-    """Workspace, embedder, CNM backend, LGMGC scorer and chat client, as the flags and the chunkers ask."""
-    from core.store.embeddings import BUNDLED_MINILM, make_embedder
-    from core.workspace import Workspace
-
-    ws = Workspace.open(args.workspace)
-    embedder = make_embedder(args.embedder or BUNDLED_MINILM, long_text=args.long_text, cache_dir=ws.cache)
-    llm = None
-    if any(s.split(":")[0] in ("chop", "lumber") for s in specs) or args.llm != "rule":
-        from core.llm.factory import make_cnm_backend
-
-        chat = {"model": args.llm_model, "base_url": args.llm_base_url, "timeout": args.llm_timeout}
-        llm = make_cnm_backend(args.llm, ws.cache, embedder=embedder,
-                               **({} if args.llm == "rule" else chat))
-    scorer = chat = None
-    names = {s.split(":")[0] for s in specs} | {p.split("=", 1)[1] for s in specs
-                                                for p in s.split(":")[1:] if p.startswith("parents=")}
-    if names & {"lg", "lgmgc"}:
-        from core.llm.local_model import BUNDLED_SMOLLM2
-        from core.methods.lgmgc.scoring import EosScorer
-
-        scorer = EosScorer(args.scorer_model or BUNDLED_SMOLLM2, ws.cache / "models", eos_mode=args.eos_mode,
-                            dtype=args.scorer_dtype)
-    if "lumber" in names or chat_needed:
-        from core.llm.factory import make_chat_client
-
-        chat = make_chat_client("local" if args.llm == "rule" else args.llm, ws.cache, model=args.llm_model,
-                                base_url=args.llm_base_url, timeout=args.llm_timeout)
-    return {"workspace": ws, "embedder": embedder, "llm": llm, "scorer": scorer, "chat": chat}
-
-
 def cmd_export(args: argparse.Namespace) -> int:
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import make_chunker
     from core.export import FORMATS, records, write
     from core.pipeline import chunk_documents
+    from core.services import needs_of
     from core.workbench import folder_documents, make_corpus
 
     if args.out.suffix.lower() not in FORMATS:
         raise ChunkLensError(f"--out must end in .jsonl or .csv (got '{args.out.name}')")
     documents, dataset = folder_documents(args.data)  # fail on a bad folder before any slow work
-    for spec in args.chunkers:
-        make_chunker(spec, _dummy_context())
-    _quiet_libraries()
+    needs_of(args.chunkers)
     services = _services(args, args.chunkers)
     corpus = make_corpus(documents, dataset, args.join)
-    context = ChunkerContext(embedder=services["embedder"], llm=services["llm"], scorer=services["scorer"],
-                             chat=services["chat"])
+    context = services.context()
     progress = _Bars(sys.stderr.isatty())
-    runs = {spec: chunk_documents(corpus.documents, make_chunker(spec, context), services["workspace"].chunk_runs,
+    runs = {spec: chunk_documents(corpus.documents, make_chunker(spec, context), services.workspace.chunk_runs,
                                   progress).chunks for spec in args.chunkers}
     recs = list(records(runs, corpus.documents))
     write(args.out, recs)
     print(f"wrote {len(recs)} chunks of {len(runs)} chunker(s) over {len(corpus.documents)} document(s) to "
           f"{args.out}", file=sys.stderr)
     return 0
-
-
-def _dummy_context():
-    from core.chunkers.base import ChunkerContext
-
-    return ChunkerContext(embedder=object(), llm=object(), scorer=object(), chat=object())
-
-
-def _store_settings(address: str | None, path: Path, cls):
-    if not address:
-        return cls(path=path)
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ChunkLensError(f"--chroma wants HOST:PORT, got '{address}'")
-    return cls(host=host, port=int(port))
 
 
 def cmd_table(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import Chunk, Chunker
+from core.chunkers.base import Chunk, Chunker, SpanMismatch, check_spans, chunker_class
 from core.evaluation.metrics import Span
 from core.ingest.documents import Document
 from core.store.embeddings import Embedder
@@ -43,7 +43,6 @@ class ChunkRun:
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     from_cache: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def parents(self) -> list[Chunk]:
         """The chunks retrieval returns and evaluation scores (all of them, unless the run has children)."""
@@ -75,10 +74,10 @@ def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) 
     try:
         data = json.loads(cache_file.read_text(encoding="utf-8"))
         chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
-        return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started,
-                        True, data.get("extra", {}))
-    except (ValueError, KeyError, TypeError):
-        cache_file.unlink(missing_ok=True)  # a damaged cache entry is recomputed, never trusted
+        check_spans(chunks, docs)
+        return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started, True)
+    except (ValueError, KeyError, TypeError, SpanMismatch):
+        cache_file.unlink(missing_ok=True)  # a damaged or stale cache entry is recomputed, never trusted
         return None
 
 
@@ -98,6 +97,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
             traces[doc.doc_id] = result.trace
         if progress:
             progress(f"chunk {chunker.name}", i + 1, len(docs))
+    check_spans(chunks, docs)  # a chunker that breaks the span contract fails here, before anything is cached
     run = ChunkRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started)
     if cache_file:
         tmp = cache_file.with_suffix(".tmp")
@@ -147,7 +147,8 @@ def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, st
     t1 = time.perf_counter()
     description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
     store.build(name, units, vectors, description,
-                (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None)
+                (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None,
+                chunker_class(run.spec).store_metadata)
     return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts), computed)
 
 

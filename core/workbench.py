@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import Chunk, ChunkerContext, make_chunker
+from core.chunkers.base import Chunk, make_chunker
 from core.errors import ChunkLensError
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
@@ -25,54 +25,14 @@ from core.ingest.documents import Document, join_documents
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
-from core.settings import Settings
-from core.store.embeddings import make_embedder
-from core.store.index import StoreSettings, VectorStore
-from core.store.lexical import LexicalStore
-from core.store.retrieval import Hit, QueryCnm, RetrievalSettings, Retriever, cnm_policy_for
-from core.workspace import Workspace
+from core.services import Services
+from core.store.retrieval import Hit, QueryTags, RetrievalSettings, Retriever
 
 DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
                  "chop:retrieval=filter"]
 # slower ones, offered but not run by default: a local LM forward pass per window, or an LLM call per group
 MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after"]
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass
-class Services:
-    settings: Settings
-    workspace: Workspace
-    embedder: Any
-    store: VectorStore
-    llm: Any  # CNM backend (rule-based or prompted)
-    scorer: Any = None  # next-token scorer for lg / lgmgc (loads its model on first use)
-    chat: Any = None  # chat client for lumber (local SmolLM2 unless an OpenAI-compatible server is set)
-    lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
-
-    def context(self) -> ChunkerContext:
-        return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
-
-
-def build_services(settings: Settings, api_key: str | None = None) -> Services:
-    from core.llm.factory import make_chat_client, make_cnm_backend
-    from core.llm.local_model import BUNDLED_SMOLLM2
-    from core.methods.lgmgc.scoring import EosScorer
-
-    ws = Workspace.open(settings.workspace)
-    embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache, api_key=api_key)
-    address = settings.chroma_address()
-    if settings.chroma_server.strip() and address is None:
-        raise ChunkLensError(f"Chroma server address must look like host:port, not '{settings.chroma_server}'")
-    store = VectorStore(StoreSettings(host=address[0], port=address[1]) if address else StoreSettings(path=ws.chroma))
-    chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None, "api_key": api_key,
-            "timeout": settings.llm_timeout}
-    llm = make_cnm_backend(settings.llm, ws.cache, embedder=embedder, **({} if settings.llm == "rule" else chat))
-    scorer = EosScorer(settings.scorer_model.strip() or BUNDLED_SMOLLM2, ws.cache / "models",
-                       eos_mode=settings.eos_mode, dtype=settings.scorer_dtype)
-    chat_kind = "openai" if settings.llm == "openai" else "local"
-    chat_client = make_chat_client(chat_kind, ws.cache, **(chat if chat_kind == "openai" else {}))
-    return Services(settings, ws, embedder, store, llm, scorer, chat_client, LexicalStore(ws.lexical))
 
 
 @dataclass
@@ -120,7 +80,7 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
         if progress:
             progress(spec, i, len(specs))
         started = time.perf_counter()
-        calls_before = services.llm.stats.calls
+        calls_before = _llm_calls(services)
         try:
             chunker = make_chunker(spec, context)
             if cached_only:
@@ -131,12 +91,16 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
                 run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
             indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
             results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started,
-                                          llm_calls=services.llm.stats.calls - calls_before)
+                                          llm_calls=_llm_calls(services) - calls_before)
         except ChunkLensError as exc:
             results[spec] = ChunkerResult(spec, error=str(exc), seconds=time.perf_counter() - started)
     if progress:
         progress("done", len(specs), len(specs))
     return results
+
+
+def _llm_calls(services: Services) -> int:
+    return services.llm.stats.calls if services.llm is not None else 0
 
 
 def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> dict[str, ChunkerResult]:
@@ -150,7 +114,7 @@ class QueryResult:
     spec: str
     hits: list[Hit]
     score: QuestionScore | None = None  # when the question has gold spans
-    query_cnm: QueryCnm | None = None
+    query_tags: QueryTags | None = None  # the question's tags, when the chunker has a retrieval policy
     seconds: float = 0.0
     error: str | None = None
 
@@ -160,7 +124,7 @@ def retriever_for(services: Services, result: ChunkerResult, retrieval: Retrieva
     """A new retriever over one indexed run (a dict over all its chunks, its CNM policy): per run, not per
     question, so `ask_all` keeps it in `run_query`. `retrieval` defaults to the services' settings."""
     assert result.run is not None and result.indexed is not None
-    policy = cnm_policy_for(make_chunker(result.spec, services.context()), services.llm)
+    policy = make_chunker(result.spec, services.context()).retrieval_policy()
     settings = retrieval or services.settings.retrieval_settings()
     lexical = result.indexed.lexical
     if lexical is None and services.lexical is not None and (settings.uses_lexical or explain):
@@ -240,8 +204,8 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
             spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
             score = score_question(gold.qid, spans, gold.references, state.relevance().count(gold.references), [k],
                                    source_of)
-        q_cnms = state.retriever.last_query_cnms
-        out[spec] = QueryResult(spec, hits, score, q_cnms[0] if q_cnms else None, time.perf_counter() - started)
+        tags = state.retriever.last_query_tags
+        out[spec] = QueryResult(spec, hits, score, tags[0] if tags else None, time.perf_counter() - started)
     return out
 
 
@@ -271,9 +235,8 @@ def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: 
               retrieval: RetrievalSettings | None = None, answers: int = 0) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
     the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L)."""
-    options = BenchOptions(ks, qualify, join, services.llm, services.scorer, services.chat,
-                           retrieval or services.settings.retrieval_settings(), answers)
-    return bench_dataset(dataset, specs, options, services.embedder, services.store, services.workspace, progress)
+    options = BenchOptions(ks, qualify, join, retrieval or services.settings.retrieval_settings(), answers)
+    return bench_dataset(dataset, specs, options, services, progress)
 
 
 def evaluate_result(services: Services, result: ChunkerResult, questions: Sequence[Question], ks: Sequence[int],
@@ -295,7 +258,7 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     assert result.run is not None
     chunks, changed = apply_edits(result.run.chunks, edits, services.llm)
     identity = f"{result.run.identity}:edits={edits_digest(edits)}"
-    run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False, {"edits": len(edits)})
+    run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False)
     started = time.perf_counter()
     indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
     return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started), changed

@@ -104,14 +104,14 @@ for row_start in range(0, len(specs), 4):
             if a.error:
                 st.error(a.error)
                 continue
-            if a.query_cnm:
-                st.html(f"<small>question CNM ({esc(a.query_cnm.applied)}):</small> "
-                        + cnm_badges_html(a.query_cnm.cnm))
+            if a.query_tags:
+                st.html(f"<small>question CNM ({esc(a.query_tags.applied)}):</small> "
+                        + cnm_badges_html(a.query_tags.tags))
             for h in a.hits:
                 relevant = a.score.relevant[h.rank - 1] if a.score else None
                 mark = (' <span style="color:#15803d">relevant</span>' if relevant else
                         (' <span style="color:#b91c1c">not relevant</span>' if relevant is False else ""))
-                boost = f" · CNM match {h.cnm_match:g}" if h.cnm_match else ""
+                boost = f" · CNM match {h.tag_match:g}" if h.tag_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""
                 kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(h.children)} child hit(s): '

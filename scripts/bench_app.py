@@ -27,8 +27,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def chunking_and_queries(workspace: Path) -> None:
     from core.ingest.datasets import load_dataset
+    from core.services import build_services
     from core.settings import Settings
-    from core.workbench import DEFAULT_SPECS, ask_all, build_services, make_corpus, run_chunkers, sample_folder
+    from core.workbench import DEFAULT_SPECS, ask_all, make_corpus, run_chunkers, sample_folder
 
     ds = load_dataset(sample_folder())
     corpus = make_corpus(ds.documents, ds, join=False)
@@ -60,8 +61,9 @@ def chunking_and_queries(workspace: Path) -> None:
 def demo_timing(workspace: Path) -> None:
     """The Home page's guided demo through `guided_demo`, as its button runs it: cold in a fresh workspace,
     then again from the caches."""
+    from core.services import build_services
     from core.settings import Settings
-    from core.workbench import build_services, guided_demo
+    from core.workbench import guided_demo
 
     services = build_services(Settings(workspace=str(workspace)))
     for label in ("cold", "cached"):

@@ -199,8 +199,8 @@ def test_document_text_is_escaped(tmp_path, monkeypatch):
 
 
 def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
+    from core.services import build_services
     from core.settings import load_settings
-    from core.workbench import build_services
 
     [mode] = [s for s in app.selectbox if s.label.startswith("LGMGC: end of text")]
     mode.select("paragraph")

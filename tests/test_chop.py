@@ -136,26 +136,28 @@ def test_each_decision_is_judged_against_the_true_joins():
 
 def test_cnm_filter_beats_plain_chop_on_the_sample_set(cached_minilm, workspace):
     from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.services import Services
+    from core.settings import Settings
     from core.store.index import StoreSettings, VectorStore
 
     ds = load_dataset(SAMPLE)
     store = VectorStore(StoreSettings(path=workspace.chroma))
+    services = Services(Settings(workspace=str(workspace.root)), workspace, cached_minilm, store, llm=RuleCnm())
     report = bench_dataset(ds, ["naive-500t", "chop", "chop:retrieval=filter"],
-                           BenchOptions([1, 10], qualify_queries=True, llm=RuleCnm()), cached_minilm, store,
-                           workspace)
+                           BenchOptions([1, 10], qualify_queries=True), services)
     r = report["results"]
     assert r["chop"]["llm_calls"] == 0 and r["chop"]["boundary_f1"] is None
     assert r["chop:retrieval=filter"]["hit@10"] > r["naive-500t"]["hit@10"]
     assert r["chop:retrieval=filter"]["mrr@10"] > r["naive-500t"]["mrr@10"]
-    stream_report = bench_dataset(ds, ["chop"], BenchOptions([1], join=True, llm=RuleCnm()), cached_minilm, store,
-                                  workspace)
+    stream_report = bench_dataset(ds, ["chop"], BenchOptions([1], join=True), services)
     assert stream_report["results"]["chop"]["boundary_recall"] == 1.0
 
 
 def test_question_without_model_falls_back_to_plain_search(cached_minilm, workspace):
+    from core.methods.chop.policy import CnmPolicy
     from core.pipeline import chunk_documents, index_run
     from core.store.index import StoreSettings, VectorStore
-    from core.store.retrieval import CnmPolicy, Retriever
+    from core.store.retrieval import Retriever
 
     docs = [Document("a", "A", "Nordwind 225B air conditioner. Clean the filter every two weeks."),
             Document("b", "B", "Nordwind 226R air conditioner. Clean the filter every four weeks.")]
@@ -165,12 +167,12 @@ def test_question_without_model_falls_back_to_plain_search(cached_minilm, worksp
     idx = index_run(run, docs, cached_minilm, store)
     r = Retriever(store, idx.collection, run.chunks, cached_minilm, CnmPolicy("filter", RuleCnm()))
     hits = r.search("226R: how often do I clean the filter?", 2)
-    assert [h.chunk.doc_id for h in hits] == ["b"] and r.last_query_cnms[0].applied == "filter"
+    assert [h.chunk.doc_id for h in hits] == ["b"] and r.last_query_tags[0].applied == "filter"
     hits = r.search("how often do I clean the filter?", 2)
-    assert len(hits) == 2 and r.last_query_cnms[0].applied.startswith("none")
+    assert len(hits) == 2 and r.last_query_tags[0].applied.startswith("none")
     boosted = Retriever(store, idx.collection, run.chunks, cached_minilm, CnmPolicy("boost", RuleCnm(), boost=0.5))
     top = boosted.search("226R: how often do I clean the filter?", 2)
-    assert top[0].chunk.doc_id == "b" and top[0].cnm_match == 1.0 and top[0].score == pytest.approx(
+    assert top[0].chunk.doc_id == "b" and top[0].tag_match == 1.0 and top[0].score == pytest.approx(
         top[0].similarity + 0.5)
 
 

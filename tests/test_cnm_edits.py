@@ -9,8 +9,9 @@ from core.errors import ChunkLensError
 from core.ingest.datasets import load_dataset
 from core.methods.chop.edits import CnmEdit, apply_edits, export_tags, import_tags
 from core.methods.chop.rules import RuleCnm
+from core.services import build_services
 from core.settings import Settings
-from core.workbench import apply_cnm_edits, build_services, evaluate_result, make_corpus, run_chunkers, sample_folder
+from core.workbench import apply_cnm_edits, evaluate_result, make_corpus, run_chunkers, sample_folder
 
 
 @pytest.fixture()

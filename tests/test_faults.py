@@ -184,8 +184,9 @@ def test_server_killed_mid_batch_keeps_k_answers_and_the_rerun_asks_for_the_rest
 
 
 def test_the_app_shows_a_down_llm_server_as_one_line_per_chunker(tmp_path, cached_minilm):
+    from core.services import Services
     from core.settings import Settings
-    from core.workbench import Corpus, Services, run_chunkers
+    from core.workbench import Corpus, run_chunkers
     from core.workspace import Workspace
 
     ws = Workspace.open(tmp_path / "ws")

@@ -49,7 +49,10 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
     from core.ingest.datasets import first_documents, load_dataset
     from core.llm.base import AnswerCache, LLMClient
     from core.llm.openai_backend import OpenAICompatibleChat
+    from core.services import Services
+    from core.settings import Settings
     from core.store.index import StoreSettings, VectorStore
+    from core.store.lexical import LexicalStore
     from core.store.retrieval import RetrievalSettings
     from core.workbench import sample_folder
     from core.workspace import Workspace
@@ -61,10 +64,12 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
     with llama_server(tmp_path) as server:
         chat = LLMClient(OpenAICompatibleChat("smollm2", base_url=server.base_url, timeout=120, max_retries=1,
                                               max_concurrency=2), AnswerCache(ws.cache / "answers.sqlite"))
-        options = BenchOptions([1, 3], qualify_queries=True, chat=chat, retrieval=RetrievalSettings("hybrid"),
-                               answers=2, answer_k=2)
-        first = bench_dataset(ds, ["naive-500t", "paragraph"], options, cached_minilm, store, ws)
-        again = bench_dataset(ds, ["naive-500t", "paragraph"], options, cached_minilm, store, ws)
+        options = BenchOptions([1, 3], qualify_queries=True, retrieval=RetrievalSettings("hybrid"), answers=2,
+                               answer_k=2)
+        services = Services(Settings(workspace=str(ws.root)), ws, cached_minilm, store, chat=chat,
+                            lexical=LexicalStore(ws.lexical))
+        first = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
+        again = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
     for spec, r in first["results"].items():
         assert r["answers_scored"] == 2 and r["answer_errors"] == 0 and r["answer_calls"] == 2, spec
         assert 0.0 <= r["answer_f1"] <= 1.0 and 0.0 <= r["answer_rouge_l"] <= 1.0 and r["answer_tokens_out"] > 0

@@ -13,9 +13,10 @@ from core.chunkers.base import make_chunker
 from core.ingest.documents import Document
 from core.methods.chop.edits import CnmEdit
 from core.pipeline import chunk_documents, index_run
+from core.services import build_services
 from core.settings import Settings
 from core.store.index import StoreSettings, VectorStore
-from core.workbench import Corpus, ask_all, build_services, retriever_for, run_chunkers
+from core.workbench import Corpus, ask_all, retriever_for, run_chunkers
 from tests.conftest import shared_dataset
 
 TINY = ["--chunks", "300", "--chunkers", "2", "--questions", "5", "--repeat", "2"]
@@ -92,8 +93,8 @@ def test_edited_tags_and_new_services_get_a_new_retriever(tmp_path):
     edited, _ = apply_cnm_edits(services, corpus, result, [CnmEdit(target.chunk_id, cnm={"model": "QN90A"})])
     after = ask_all(services, {"chop:retrieval=filter": edited}, "What does error 12 mean on the QN90A?", 2)
     assert edited.query_state is not None and edited.query_state is not state
-    assert "QN90A" in edited.query_state.retriever.chunk_models  # the edited tags, not the old ones
-    assert after["chop:retrieval=filter"].query_cnm.applied == "filter"
+    assert "QN90A" in edited.query_state.retriever.chunk_values  # the edited tags, not the old ones
+    assert after["chop:retrieval=filter"].query_tags.applied == "filter"
     assert [h.chunk.doc_id for h in after["chop:retrieval=filter"].hits] == ["tv"]  # only the run tagged QN90A
 
     again = build_services(Settings(workspace=str(tmp_path / "ws")))  # e.g. settings changed and back

@@ -7,11 +7,12 @@ import pytest
 
 from core.chunkers.base import ChunkerContext, make_chunker
 from core.ingest.documents import Document
+from core.methods.chop.policy import CnmPolicy
 from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
-from core.store.retrieval import CnmPolicy, RetrievalSettings, Retriever, fuse_rrf, fuse_weighted
+from core.store.retrieval import RetrievalSettings, Retriever, fuse_rrf, fuse_weighted
 from tests.chroma_server import chroma_server
 
 FILLER = ("The unit has an indoor part and an outdoor part. Keep the air inlet and the outlet free. "
@@ -100,13 +101,13 @@ def test_cnm_filter_and_boost_compose_with_every_mode(tmp_path, cached_minilm, m
                          settings, indexed.lexical, explain=True)
     hits = filtered.search("226R: what does error E4 mean?", 5)
     assert hits and all(h.chunk.meta["cnm"]["model"] == "226R" for h in hits)
-    assert filtered.last_query_cnms[0].applied == "filter"
+    assert filtered.last_query_tags[0].applied == "filter"
     assert all(h.dense_score is not None for h in hits)
     unfiltered = filtered.search("what does error E4 mean?", 5)  # no model named: searched unfiltered
-    assert filtered.last_query_cnms[0].applied.startswith("none") and {h.chunk.doc_id for h in unfiltered} > {"ac226"}
+    assert filtered.last_query_tags[0].applied.startswith("none") and {h.chunk.doc_id for h in unfiltered} > {"ac226"}
     boosted = Retriever(store, indexed.collection, run.chunks, cached_minilm, CnmPolicy("boost", RuleCnm(), 0.5),
                         settings, indexed.lexical).search("225B: what does error E4 mean?", 3)
-    assert boosted[0].chunk.meta["cnm"]["model"] == "225B" and boosted[0].cnm_match == 1.0
+    assert boosted[0].chunk.meta["cnm"]["model"] == "225B" and boosted[0].tag_match == 1.0
     assert [h.score for h in boosted] == sorted((h.score for h in boosted), reverse=True)
 
 

@@ -130,8 +130,8 @@ def test_a_typed_key_reaches_only_the_authorization_header(tmp_path, monkeypatch
 
 def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
     from core.llm.base import ChatRequest, LLMError
+    from core.services import build_services
     from core.settings import Settings
-    from core.workbench import build_services
 
     services = build_services(Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m",
                                        llm_base_url=llm_server), CANARY)

@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from core.chunkers.splitting import document_token_windows
-from core.errors import ConfigError
+from core.errors import ChunkLensError, ConfigError
 from core.ingest.documents import Document
 from core.tokens import count_tokens_many
+
+if TYPE_CHECKING:
+    from core.llm.base import LLMClient
+    from core.methods.chop.cnm import CnmBackend
+    from core.methods.lgmgc.scoring import EosScorer
+    from core.pipeline import ChunkRun
+    from core.store.embeddings import Embedder
+    from core.store.retrieval import RetrievalPolicy
+
+StoreValue = str | int | float | bool
 
 
 @dataclass
@@ -47,6 +57,22 @@ class Chunk:
         return dataclasses.asdict(self) | {"chunk_id": self.chunk_id}
 
 
+class SpanMismatch(ChunkLensError):
+    """A chunk whose text is not its document's slice (a chunker bug, or a cache that no longer fits)."""
+
+
+def check_spans(chunks: Sequence[Chunk], docs: Sequence[Document]) -> None:
+    """Hold every chunk to the contract: a known document, 0 <= start <= end <= len(text), and
+    `text == doc.text[start:end]`. Raises SpanMismatch naming the first chunk that breaks it."""
+    by_id = {d.doc_id: d for d in docs}
+    for c in chunks:
+        doc = by_id.get(c.doc_id)
+        if doc is None:
+            raise SpanMismatch(f"chunk {c.chunk_id} names a document that is not there")
+        if not 0 <= c.start <= c.end <= len(doc.text) or doc.text[c.start:c.end] != c.text:
+            raise SpanMismatch(f"chunk {c.chunk_id} ({c.start}-{c.end}) is not its document's text there")
+
+
 @dataclass
 class Chunking:
     """A chunker's output for one document: the chunks plus a JSON-safe trace of how it decided (for the app)."""
@@ -57,18 +83,23 @@ class Chunking:
 
 @dataclass
 class ChunkerContext:
-    """Shared services some chunkers need (sentence embeddings, an LLM); built once per run."""
+    """The services a chunker names in `needs`, built once per run by `core.services.build_services`."""
 
-    embedder: Any = None
-    llm: Any = None
-    scorer: Any = None  # next-token scorer of a local causal LM (LGMGC)
-    chat: Any = None  # a chat client (core.llm.base.LLMClient), for LumberChunker
-    progress: Any = None
+    embedder: Embedder | None = None
+    llm: CnmBackend | None = None  # CHOP's CNM backend (core.methods.chop.backends)
+    scorer: EosScorer | None = None  # next-token scorer of a local causal LM (LGMGC)
+    chat: LLMClient | None = None  # a chat client, for LumberChunker
 
 
 class Chunker(ABC):
     """Subclasses are dataclasses of their parameters and register themselves under `name`. Callers chunk through
-    `run`, which adds what the base class offers every chunker (the metadata prefix of `MetadataPrefix`)."""
+    `run`, which adds what the base class offers every chunker (the metadata prefix of `MetadataPrefix`).
+
+    Besides `chunk`, a method reaches generic code only through these hooks, each with a default that does
+    nothing: `validate` (parameters checked together), `retrieval_policy` (tag-aware search, read by
+    `core.store.retrieval`), `store_metadata` (fields the vector store keeps beside each chunk), report fields
+    (`register_report_fields`, added to every bench report) and the `kind` of its `Chunking.trace` (the app
+    draws the kinds it knows: "similarity", "distance", "eos", "continuity")."""
 
     name: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
@@ -81,6 +112,19 @@ class Chunker(ABC):
 
     @abstractmethod
     def chunk(self, doc: Document) -> Chunking: ...
+
+    def validate(self) -> None:
+        """Check the parameters together; a ConfigError names the problem. `make_chunker` calls it."""
+        return None
+
+    def retrieval_policy(self) -> RetrievalPolicy | None:
+        """The tag-aware search this chunker's runs are searched with (CHOP's CNM filter or boost), or None."""
+        return None
+
+    @staticmethod
+    def store_metadata(chunk: Chunk) -> dict[str, StoreValue]:
+        """Fields the vector store keeps beside `chunk`, for a retrieval policy to filter on."""
+        return {}
 
     def run(self, doc: Document) -> Chunking:
         """`chunk`, then the contextual header when the chunker carries `prefix=title|headings`."""
@@ -95,7 +139,7 @@ class Chunker(ABC):
         return result
 
     def params(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "context"}  # type: ignore[arg-type]
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
         if isinstance(self, MetadataPrefix) and out.get("prefix") == "none":
             del out["prefix"]  # the default leaves spec and identity as they were before the parameter existed
         return out
@@ -139,8 +183,43 @@ REGISTRY: dict[str, type[Chunker]] = {}
 
 
 def register(cls: type[Chunker]) -> type[Chunker]:
+    """Class decorator: make the chunker reachable as `cls.name`; a name already taken is refused."""
+    held = REGISTRY.get(cls.name)
+    if held is not None and held.__qualname__ != cls.__qualname__:
+        raise ConfigError(f"a chunker named '{cls.name}' is already registered ({held.__module__}.{held.__qualname__})")
     REGISTRY[cls.name] = cls
     return cls
+
+
+def chunker_class(spec: str) -> type[Chunker]:
+    """The registered class of a spec's chunker."""
+    _load_builtin()
+    name = parse_spec(spec)[0]
+    if name not in REGISTRY:
+        raise ConfigError(f"unknown chunker '{name}' (available: {', '.join(sorted(REGISTRY))})")
+    return REGISTRY[name]
+
+
+#: report_fields(documents, run) -> extra fields of one chunker's result in a bench report
+ReportFields = Callable[[Sequence[Document], "ChunkRun"], dict[str, Any]]
+REPORT_FIELDS: list[ReportFields] = []
+
+
+def register_report_fields(fn: ReportFields) -> ReportFields:
+    """Decorator for a method's report fields. Every bench result carries them, for every chunker (None or 0 where
+    they do not apply), so the report's keys do not depend on which chunkers ran."""
+    if fn not in REPORT_FIELDS:
+        REPORT_FIELDS.append(fn)
+    return fn
+
+
+def report_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+    """Every registered method's report fields for one chunk run."""
+    _load_builtin()
+    out: dict[str, Any] = {}
+    for fn in REPORT_FIELDS:
+        out.update(fn(docs, run))
+    return out
 
 
 def available() -> list[str]:
@@ -186,13 +265,12 @@ def _convert(value: str, kind: Any, where: str) -> Any:
 
 
 def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
-    """Build a chunker from its spec string, checking names and parameter types."""
-    _load_builtin()
+    """Build a chunker from its spec string, checking names, parameter types and values. With a context, the
+    services the chunker needs must be in it; without one, the chunker can be inspected (spec, needs,
+    parameters) but not run, which is how callers check specs before building any service."""
+    cls = chunker_class(spec)
     name, raw = parse_spec(spec)
-    if name not in REGISTRY:
-        raise ConfigError(f"unknown chunker '{name}' (available: {', '.join(sorted(REGISTRY))})")
-    cls = REGISTRY[name]
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "context"}  # type: ignore[arg-type]
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in fields:
@@ -200,14 +278,12 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
         kwargs[key] = _convert(value, fields[key].type, f"{name}:{key}")
     chunker = cls(**kwargs)
     chunker.context = context or ChunkerContext()
-    for need in chunker.needs:
+    for need in chunker.needs if context is not None else ():
         if getattr(chunker.context, need) is None:
             raise ConfigError(f"chunker '{name}' needs an {need}, and none is configured")
     if isinstance(chunker, MetadataPrefix):
         chunker.check_prefix()
-    validate = getattr(chunker, "validate", None)
-    if validate:
-        validate()
+    chunker.validate()
     return chunker
 
 

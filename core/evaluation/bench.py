@@ -16,32 +16,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import text as T
-from core.chunkers.base import Chunk, ChunkerContext, make_chunker
+from core.chunkers.base import make_chunker, report_fields
 from core.evaluation.collisions import top1_sources
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import evaluate, source_resolver
 from core.ingest.datasets import QADataset, joined
-from core.ingest.documents import Document
-from core.methods.chop.continuity import BoundaryScores, score_boundaries
-from core.methods.lgmgc.chunker import split_statistics
 from core.pipeline import ProgressFn, chunk_documents, index_run
-from core.store.embeddings import Embedder
-from core.store.index import VectorStore
-from core.store.lexical import LexicalStore
-from core.store.retrieval import RetrievalSettings, Retriever, cnm_policy_for
-from core.workspace import Workspace
+from core.services import Services
+from core.store.retrieval import RetrievalSettings, Retriever
 
 
 @dataclass
 class BenchOptions:
+    """What is measured; the services that do the work come separately (`core.services.build_services`)."""
+
     ks: Sequence[int]
     qualify_queries: bool = False
     join: bool = False
-    llm: Any = None  # CNM backend for chop (core.llm.factory.make_cnm_backend)
-    scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.EosScorer)
-    chat: Any = None  # chat client for lumber (core.llm.base.LLMClient)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)  # one mode for every chunker
-    answers: int = 0  # generate answers (with `chat`) for the first N questions and score them; 0: off
+    answers: int = 0  # generate answers (with the chat service) for the first N questions and score them; 0: off
     answer_k: int = 3  # from each chunker's top this many chunks
 
 
@@ -50,55 +43,36 @@ def _llm_totals(llm: Any) -> tuple[int, int, int]:
     return (stats.calls, stats.tokens_in, stats.tokens_out) if stats else (0, 0, 0)
 
 
-def boundary_metrics(documents: Sequence[Document], chunks: Sequence[Chunk]) -> dict[str, float | None]:
-    """Precision / recall / F1 of FALSE continuity decisions against the true joins of joined streams."""
-    streams = [d for d in documents if d.joins]
-    if not streams or not any("continuity" in c.meta for c in chunks):
-        return {"boundary_precision": None, "boundary_recall": None, "boundary_f1": None}
-    predicted = true = matched = 0
-    for doc in streams:
-        own = [c for c in chunks if c.doc_id == doc.doc_id]
-        s = score_boundaries([c.end for c in own], [c.meta.get("continuity") for c in own], doc.joins)
-        predicted, true, matched = predicted + s.predicted, true + s.true, matched + s.matched
-    total = BoundaryScores(predicted, true, matched)
-    return {"boundary_precision": total.precision, "boundary_recall": total.recall, "boundary_f1": total.f1}
-
-
-def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, embedder: Embedder,
-                  store: VectorStore, workspace: Workspace, progress: ProgressFn | None = None) -> dict[str, Any]:
+def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, services: Services,
+                  progress: ProgressFn | None = None) -> dict[str, Any]:
     """Every chunker in `specs` through the same pipeline and the same evaluation."""
     data = joined(dataset) if options.join else dataset
     queries = [q.text(options.qualify_queries) for q in data.questions]
     refs = [(q.qid, q.references) for q in data.questions]
     max_k = max(options.ks)
-    context = ChunkerContext(embedder=embedder, llm=options.llm, scorer=options.scorer, chat=options.chat)
-    lexical = LexicalStore(workspace.lexical) if options.retrieval.uses_lexical else None
+    context = services.context()
+    embedder, store = services.embedder, services.store
+    lexical = services.lexical if options.retrieval.uses_lexical else None
     source_of = source_resolver(data.documents)
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
         uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
-        llm_service = options.chat if "chat" in chunker.needs else options.llm
+        llm_service = services.chat if "chat" in chunker.needs else services.llm
         llm_before = _llm_totals(llm_service)
-        run = chunk_documents(data.documents, chunker, workspace.chunk_runs, progress)
+        run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
         indexed = index_run(run, data.documents, embedder, store, progress, lexical)
-        policy = cnm_policy_for(chunker, options.llm)
         t0 = time.perf_counter()
-        retriever = Retriever(store, indexed.collection, run.chunks, embedder, policy, options.retrieval,
-                              indexed.lexical)
+        retriever = Retriever(store, indexed.collection, run.chunks, embedder, chunker.retrieval_policy(),
+                              options.retrieval, indexed.lexical)
         hits = retriever.search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
         calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
-        passes = sum(t.get("forward_passes", 0) for t in run.traces.values())
-        # a cold run costs one forward pass per scored window; `forward_passes` counts the passes this process
-        # ran (lgmgc after lg with the same θ reuses every window, so it runs none)
-        windows = sum(t.get("windows_scored", t.get("forward_passes", 0)) for t in run.traces.values())
-        words = sum(t.get("words", 0) for t in run.traces.values())
         retrieved = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
         scores, _ = evaluate(refs, retrieved, run.spans(), options.ks, source_of)
         parents = run.parents()
         n = len(parents)
-        generated = _answer_scores(options, data.questions, queries, hits)
+        generated = _answer_scores(options, services, data.questions, queries, hits)
         results[spec] = {
             **scores,
             "n_chunks": n,
@@ -115,13 +89,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "llm_calls": calls if uses_llm else 0,
             "llm_tokens_in": tokens_in if uses_llm else 0,
             "llm_tokens_out": tokens_out if uses_llm else 0,
-            "scorer": getattr(options.scorer, "label", None) if "scorer" in chunker.needs else None,
-            **boundary_metrics(data.documents, run.chunks),
-            "forward_passes": passes,
-            "windows_scored": windows,
-            "forward_passes_per_1k_words": 1000 * windows / words if words else None,
-            "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
-            "lg_splits": split_statistics(list(run.traces.values())),
+            "scorer": getattr(services.scorer, "label", None) if "scorer" in chunker.needs else None,
+            **report_fields(data.documents, run),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
             "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
             **generated,
@@ -140,21 +109,22 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     }
 
 
-def _answer_scores(options: BenchOptions, questions: Sequence[Any], queries: Sequence[str],
+def _answer_scores(options: BenchOptions, services: Services, questions: Sequence[Any], queries: Sequence[str],
                    hits: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """Token F1 and ROUGE-L of the chat model's answers from this chunker's top `answer_k`, over the first
     `answers` questions that have a reference answer (nothing when generation is off)."""
-    if not options.answers or options.chat is None:
+    chat = services.chat
+    if not options.answers or chat is None:
         return {}
     from core.evaluation.generation import answer_request, score_answer
 
     picked = [i for i, q in enumerate(questions) if q.answer][: options.answers]
-    before = _llm_totals(options.chat)
+    before = _llm_totals(chat)
     t0 = time.perf_counter()
-    answers = options.chat.ask_many([answer_request(queries[i], [h.chunk for h in hits[i][: options.answer_k]])
-                                     for i in picked])
+    answers = chat.ask_many([answer_request(queries[i], [h.chunk for h in hits[i][: options.answer_k]])
+                             for i in picked])
     scored = [score_answer(a, questions[i].answer) for i, a in zip(picked, answers)]
-    calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(options.chat), before))
+    calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(chat), before))
     n = len(scored) or 1
     return {"answer_f1": sum(s.f1 for s in scored if s) / n, "answer_rouge_l": sum(s.rouge_l for s in scored if s) / n,
             "answers_scored": len(scored), "answer_errors": sum(1 for a in answers if a.error),

@@ -1,17 +1,13 @@
-"""Building the CNM backend a setting names: "rule", "local" (transformers) or "openai" (any
-OpenAI-compatible server), each LLM one behind the persistent answer cache."""
+"""Building the chat client a setting names: "local" (the bundled model through transformers) or "openai" (any
+OpenAI-compatible server), each behind the persistent answer cache."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from core.errors import ConfigError
 from core.llm.base import AnswerCache, LLMClient
-from core.methods.chop.cnm import PromptedCnm
-
-LLM_KINDS = ("rule", "local", "openai")
 
 
 def make_chat_client(kind: str, cache_dir: Path, model: str | None = None, base_url: str | None = None,
@@ -29,14 +25,3 @@ def make_chat_client(kind: str, cache_dir: Path, model: str | None = None, base_
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         return LLMClient(OpenAICompatibleChat(model, base_url, api_key, timeout, max_retries, max_concurrency), cache)
     raise ConfigError(f"no chat backend '{kind}' (use local or openai)")
-
-
-def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None, **chat: Any) -> Any:
-    """The object CHOP talks to: `RuleCnm` for "rule", otherwise prompts over a cached chat client."""
-    if kind == "rule":
-        from core.methods.chop.rules import RuleCnm
-
-        return RuleCnm(embedder=embedder)
-    if kind not in LLM_KINDS:
-        raise ConfigError(f"unknown LLM backend '{kind}' (use {', '.join(LLM_KINDS)})")
-    return PromptedCnm(make_chat_client(kind, cache_dir, **chat))

@@ -82,15 +82,13 @@ def collection_name(corpus_fingerprint: str, chunker_spec: str, embedder_key: st
     return f"cl-{digest[:32]}"
 
 
-def _metadata(chunk: Chunk) -> dict[str, Any]:
+def _metadata(chunk: Chunk, extra: Callable[[Chunk], dict[str, Any]] | None) -> dict[str, Any]:
     meta: dict[str, Any] = {"doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end,
                             "token_count": chunk.token_count, "index": chunk.index}
     if chunk.parent_id:
         meta["parent_id"] = chunk.parent_id
-    cnm = chunk.meta.get("cnm") or {}
-    for field in ("category", "model"):
-        if cnm.get(field):
-            meta[f"cnm_{field}"] = cnm[field]
+    if extra is not None:
+        meta.update(extra(chunk))  # the chunker's `store_metadata`
     return meta
 
 
@@ -129,14 +127,20 @@ class VectorStore:
         with self._guard("looking for an index"):
             return bool((col.metadata or {}).get("complete")) and col.count() == expected
 
+    def exists(self, name: str) -> bool:
+        with self._guard("listing the indexes"):
+            return name in {getattr(c, "name", c) for c in self.client.list_collections()}
+
     def build(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, description: dict[str, Any],
-              progress: Callable[[int, int], None] | None = None) -> None:
-        """(Re)create collection `name` holding `chunks` with their vectors; marked complete only at the end,
-        so an interrupted build is never mistaken for a finished one."""
+              progress: Callable[[int, int], None] | None = None,
+              metadata: Callable[[Chunk], dict[str, Any]] | None = None) -> None:
+        """(Re)create collection `name` holding `chunks` with their vectors (and `metadata(chunk)` beside the
+        span's own fields); marked complete only at the end, so an interrupted build is never mistaken for a
+        finished one."""
         then = "then rerun: the vectors are cached, only the index is written again"
         self._open.pop(name, None)
         with self._guard(f"building index {name}", then):
-            with contextlib.suppress(Exception):  # absent collection: the error type differs between client kinds
+            if self.exists(name):  # a build that did not finish, or one of different inputs
                 self.client.delete_collection(name)
             col = self.client.create_collection(
                 name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
@@ -149,7 +153,7 @@ class VectorStore:
                     ids=[c.chunk_id for c in part],
                     embeddings=vectors[i : i + len(part)],
                     documents=[c.embed_text for c in part],
-                    metadatas=[_metadata(c) for c in part],
+                    metadatas=[_metadata(c, metadata) for c in part],
                 )
                 if progress:
                     progress(min(i + step, len(chunks)), len(chunks))

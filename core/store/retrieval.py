@@ -1,4 +1,5 @@
-"""Top-k retrieval over an indexed chunk run: dense (Chroma), lexical (BM25) or both fused; CNM-aware search.
+"""Top-k retrieval over an indexed chunk run: dense (Chroma), lexical (BM25) or both fused; a method's tag-aware
+search on top.
 
 Retrieval modes, one for every chunker of a comparison so that it stays fair (`RetrievalSettings`):
 - "dense": embed the question, ask Chroma for the nearest chunks by cosine (the original behaviour, unchanged).
@@ -7,14 +8,14 @@ Retrieval modes, one for every chunker of a comparison so that it stays fair (`R
   w_l / (60 + rank_l)) or by a weighted sum of min-max normalised scores ((1 - w) * dense + w * lexical, a chunk
   missing from one list scoring 0 there). w is `lexical_weight` in both.
 
-CNM-aware retrieval (beyond the CHOP paper, which only prefixes) composes with every mode. The question's own
-CNM is extracted with the same backend, then either
-- "filter": only chunks whose CNM model matches the question's model are searched, on both sides (a Chroma
-  `where` filter and a mask over the BM25 scores; questions without a model, or with a model no chunk carries,
-  are searched unfiltered), or
-- "boost": a wider pool is ranked and each chunk's score is raised by `boost` for a model match (half of it for
-  a category match only). Dense scores are cosines; fused and BM25 scores are first min-max normalised over the
-  pool, so the same boost means the same on every scale.
+A chunker may bring a `RetrievalPolicy` (`Chunker.retrieval_policy`; CHOP's CNM filter and boost are one, in
+`core.methods.chop.policy`). It composes with every mode. The policy tags each question, then either
+- "filter": only chunks whose stored tag the question's tags keep are searched, on both sides (a Chroma `where`
+  filter on the policy's store field and a mask over the BM25 scores; a question the policy keeps nothing for
+  is searched unfiltered), or
+- "boost": a wider pool is ranked and each chunk's score is raised by `boost` times the policy's match (0 to 1).
+  Dense scores are cosines; fused and BM25 scores are first min-max normalised over the pool, so the same boost
+  means the same on every scale.
 
 Multi-granular runs (children indexed) score a parent by its best child, in every mode.
 With `explain`, every hit also carries its dense rank and cosine and its lexical rank and BM25 score, whatever
@@ -25,13 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from core.chunkers.base import Chunk
 from core.errors import ConfigError
-from core.methods.chop.rules import models_match
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore
 from core.store.lexical import LexicalIndex
@@ -85,8 +85,8 @@ class Hit:
     chunk: Chunk
     score: float
     rank: int
-    similarity: float = 0.0  # the plain cosine similarity (dense mode), before any CNM boost
-    cnm_match: float | None = None
+    similarity: float = 0.0  # the plain cosine similarity (dense mode), before any policy boost
+    tag_match: float | None = None  # the retrieval policy's match of the question with this chunk
     children: list[tuple[Chunk, float]] = field(default_factory=list)  # multi-granular: the child hits behind it
     unit_id: str = ""  # the indexed unit behind the score: the chunk itself, or a parent's best child
     dense_rank: int | None = None  # 1-based, among the searched chunks; None: beyond the candidate pool
@@ -95,19 +95,34 @@ class Hit:
     lexical_score: float | None = None  # BM25
 
 
-@dataclass
-class CnmPolicy:
-    mode: str  # "off" | "boost" | "filter"
-    backend: Any  # anything with .extract(texts) -> [CnmResult] (PromptedCnm, RuleCnm)
-    boost: float = 0.1
-    pool: int = 50
+class RetrievalPolicy(Protocol):
+    """A method's tag-aware search (see the module docstring). Tags are JSON-safe dicts; a chunk's filter value is
+    what the store holds under `store_field` for it ("" when it has none)."""
+
+    mode: str  # "filter" | "boost"
+    boost: float
+    pool: int  # candidates a boost re-ranks (at least)
+    store_field: str
+
+    def tag_queries(self, queries: Sequence[str]) -> list[dict[str, Any]]: ...
+
+    def chunk_value(self, chunk: Chunk) -> str: ...
+
+    def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
+        """The chunk values a filter keeps for a question with these tags ([] = search unfiltered), and what was
+        applied, for the app ("filter", "none (no model)", ...)."""
+        ...
+
+    def match(self, tags: dict[str, Any], chunk: Chunk) -> float: ...
 
 
 @dataclass
-class QueryCnm:
-    cnm: dict[str, Any]
-    applied: str = "none"  # what was done for this question: "filter", "boost", "none (no model)", ...
-    models: list[str] = field(default_factory=list)
+class QueryTags:
+    """A question's tags and what the retrieval policy did with them."""
+
+    tags: dict[str, Any]
+    applied: str = "none"  # "filter", "boost", "none (no model)", ...
+    values: list[str] = field(default_factory=list)  # the chunk values a filter kept
 
 
 @dataclass
@@ -120,20 +135,6 @@ class Candidate:
     dense_score: float | None = None
     lexical_rank: int | None = None
     lexical_score: float | None = None
-
-
-def cnm_policy_for(chunker: Any, backend: Any) -> CnmPolicy | None:
-    """The CNM-aware search a chunker's spec asks for (`chop:retrieval=filter|boost`), or None."""
-    mode = getattr(chunker, "retrieval", "off")
-    return CnmPolicy(mode, backend, getattr(chunker, "boost", 0.1)) if mode != "off" else None
-
-
-def cnm_match(question: dict[str, Any], chunk: dict[str, Any]) -> float:
-    """1 for the same model, 0.5 for the same category only, 0 otherwise."""
-    if models_match(question.get("model"), chunk.get("model")):
-        return 1.0
-    qc, cc = question.get("category"), chunk.get("category")
-    return 0.5 if qc and cc and qc.lower() == cc.lower() else 0.0
 
 
 def _sides(dense: Sequence[tuple[str, float]],
@@ -205,22 +206,22 @@ def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, C
 
 class Retriever:
     def __init__(self, store: VectorStore, collection: str, chunks: Sequence[Chunk], embedder: Embedder,
-                 cnm: CnmPolicy | None = None, settings: RetrievalSettings | None = None,
+                 policy: RetrievalPolicy | None = None, settings: RetrievalSettings | None = None,
                  lexical: LexicalIndex | None = None, explain: bool = False) -> None:
         self.store = store
         self.collection = collection
         self.by_id = {c.chunk_id: c for c in chunks}
         self.embedder = embedder
-        self.cnm = cnm if cnm and cnm.mode != "off" else None
+        self.policy = policy
         self.settings = settings or RetrievalSettings()
         if self.settings.uses_lexical and lexical is None:
             raise ConfigError(f"retrieval mode '{self.settings.mode}' needs the run's lexical index")
         self.lexical = lexical
         self.explain = explain
         self.has_children = any(c.parent_id for c in chunks)
-        self.chunk_models = sorted({m for c in chunks if (m := (c.meta.get("cnm") or {}).get("model"))})
-        self.last_query_cnms: list[QueryCnm] = []
-        self._model_of: np.ndarray | None = None  # per lexical position: the unit's CNM model (for masks)
+        self.chunk_values = sorted({v for c in chunks if (v := policy.chunk_value(c))}) if policy else []
+        self.last_query_tags: list[QueryTags] = []
+        self._value_of: np.ndarray | None = None  # per lexical position: the unit's policy value (for masks)
 
     def _hits(self, found: list[tuple[str, float]]) -> list[Hit]:
         return [Hit(self.by_id[cid], score, rank, score, unit_id=cid, dense_rank=rank, dense_score=score)
@@ -238,86 +239,89 @@ class Retriever:
         several retrievers the same question embeds it once (the texts are still needed for CNM and BM25)."""
         if not queries:
             return []
-        self.last_query_cnms = []
-        q_cnms: list[dict[str, Any] | None] = [None] * len(queries)
-        if self.cnm is not None and not (self.has_children and self.settings.mode == "dense"):
-            q_cnms = [r.cnm.model_dump() for r in self.cnm.backend.extract(list(queries))]
+        self.last_query_tags = []
+        q_tags: list[dict[str, Any] | None] = [None] * len(queries)
+        if self.policy is not None and not (self.has_children and self.settings.mode == "dense"):
+            q_tags = list(self.policy.tag_queries(list(queries)))
         if self.settings.mode == "dense":
-            results = self._dense(vectors, q_cnms, k)
+            results = self._dense(vectors, q_tags, k)
         else:
-            results = [self._fused(q, v, qc, k) for q, v, qc in zip(queries, vectors, q_cnms)]
+            results = [self._fused(q, v, qt, k) for q, v, qt in zip(queries, vectors, q_tags)]
         if self.explain:
-            filtering = self.cnm is not None and self.cnm.mode == "filter" and len(self.last_query_cnms) == len(queries)
+            filtering = (self.policy is not None and self.policy.mode == "filter"
+                         and len(self.last_query_tags) == len(queries))
             for i, (q, v, hits) in enumerate(zip(queries, vectors, results)):
-                self._explain(q, v, hits, k, self.last_query_cnms[i].models if filtering else [])
+                self._explain(q, v, hits, k, self.last_query_tags[i].values if filtering else [])
         return results
 
     # -- dense: the original behaviour ------------------------------------------------------------------------
 
-    def _dense(self, vectors: np.ndarray, q_cnms: list[dict[str, Any] | None], k: int) -> list[list[Hit]]:
+    def _dense(self, vectors: np.ndarray, q_tags: list[dict[str, Any] | None], k: int) -> list[list[Hit]]:
         if self.has_children:
             pool = max(50, 10 * k)
             return [parents_by_best_child(found, self.by_id, k) for found in
                     self.store.query(self.collection, vectors, pool)]
-        if self.cnm is None:
+        if self.policy is None:
             return [self._hits(found) for found in self.store.query(self.collection, vectors, k)]
         results = []
-        for vec, qc in zip(vectors, q_cnms):
-            assert qc is not None
-            if self.cnm.mode == "filter":
-                results.append(self._filtered(vec, qc, k))
+        for vec, qt in zip(vectors, q_tags):
+            assert qt is not None
+            if self.policy.mode == "filter":
+                results.append(self._filtered(vec, qt, k))
             else:
-                results.append(self._boosted(vec, qc, k))
+                results.append(self._boosted(vec, qt, k))
         return results
 
-    def _filter_models(self, qc: dict[str, Any]) -> list[str]:
-        """The chunk models a filter keeps for this question (recorded in `last_query_cnms`); [] = unfiltered."""
-        models = [m for m in self.chunk_models if models_match(qc.get("model"), m)]
-        if not models:
-            self.last_query_cnms.append(QueryCnm(qc, "none (no model)" if not qc.get("model") else "none (no match)"))
-        else:
-            self.last_query_cnms.append(QueryCnm(qc, "filter", models))
-        return models
+    def _filter_values(self, tags: dict[str, Any]) -> list[str]:
+        """The chunk values a filter keeps for this question (recorded in `last_query_tags`); [] = unfiltered."""
+        assert self.policy is not None
+        values, applied = self.policy.filter_values(tags, self.chunk_values)
+        self.last_query_tags.append(QueryTags(tags, applied, values))
+        return values
 
-    def _filtered(self, vector, qc: dict[str, Any], k: int) -> list[Hit]:
-        models = self._filter_models(qc)
-        if not models:
+    def _where(self, values: list[str]) -> dict[str, Any] | None:
+        assert not values or self.policy is not None
+        return {self.policy.store_field: {"$in": values}} if values and self.policy else None
+
+    def _filtered(self, vector, tags: dict[str, Any], k: int) -> list[Hit]:
+        values = self._filter_values(tags)
+        if not values:
             return self._hits(self.store.query(self.collection, vector[None, :], k)[0])
-        found = self.store.query(self.collection, vector[None, :], k, where={"cnm_model": {"$in": models}})[0]
-        hits = self._hits(found)
+        hits = self._hits(self.store.query(self.collection, vector[None, :], k, where=self._where(values))[0])
         for h in hits:
-            h.cnm_match = 1.0
+            h.tag_match = 1.0
         return hits
 
-    def _boosted(self, vector, qc: dict[str, Any], k: int) -> list[Hit]:
-        assert self.cnm is not None
-        pool = self.store.query(self.collection, vector[None, :], max(k, self.cnm.pool))[0]
+    def _boosted(self, vector, tags: dict[str, Any], k: int) -> list[Hit]:
+        assert self.policy is not None
+        pool = self.store.query(self.collection, vector[None, :], max(k, self.policy.pool))[0]
         scored = []
         for cid, sim in pool:
             chunk = self.by_id[cid]
-            match = cnm_match(qc, chunk.meta.get("cnm") or {})
-            scored.append((sim + self.cnm.boost * match, sim, match, chunk))
+            match = self.policy.match(tags, chunk)
+            scored.append((sim + self.policy.boost * match, sim, match, chunk))
         scored.sort(key=lambda t: -t[0])
-        self.last_query_cnms.append(QueryCnm(qc, "boost"))
+        self.last_query_tags.append(QueryTags(tags, "boost"))
         return [Hit(chunk, score, rank, sim, match, unit_id=chunk.chunk_id) for rank, (score, sim, match, chunk) in
                 enumerate(scored[:k], start=1)]
 
     # -- bm25 and hybrid ----------------------------------------------------------------------------------------
 
-    def _mask(self, models: list[str]) -> np.ndarray:
-        assert self.lexical is not None
-        if self._model_of is None:
-            self._model_of = np.array([(self.by_id[cid].meta.get("cnm") or {}).get("model") or ""
-                                       for cid in self.lexical.ids], dtype=object)
-        return np.isin(self._model_of, models)
+    def _mask(self, values: list[str]) -> np.ndarray:
+        assert self.lexical is not None and self.policy is not None
+        if self._value_of is None:
+            self._value_of = np.array([self.policy.chunk_value(self.by_id[cid]) for cid in self.lexical.ids],
+                                      dtype=object)
+        return np.isin(self._value_of, values)
 
-    def _fused(self, query: str, vector: np.ndarray, qc: dict[str, Any] | None, k: int) -> list[Hit]:
+    def _fused(self, query: str, vector: np.ndarray, qt: dict[str, Any] | None, k: int) -> list[Hit]:
         assert self.lexical is not None
         s = self.settings
-        pool = max(s.pool, 10 * k, self.cnm.pool if self.cnm else 0)
-        models = self._filter_models(qc) if self.cnm and self.cnm.mode == "filter" and qc is not None else []
-        where = {"cnm_model": {"$in": models}} if models else None
-        lexical = self.lexical.search(query, pool, self._mask(models) if models else None)
+        pool = max(s.pool, 10 * k, self.policy.pool if self.policy else 0)
+        values = (self._filter_values(qt) if self.policy and self.policy.mode == "filter" and qt is not None
+                  else [])
+        where = self._where(values)
+        lexical = self.lexical.search(query, pool, self._mask(values) if values else None)
         if s.mode == "bm25":
             cands = [Candidate(cid, sc, lexical_rank=r, lexical_score=sc) for r, (cid, sc) in
                      enumerate(lexical, start=1)]
@@ -328,8 +332,8 @@ class Retriever:
         by_cid = {c.cid: c for c in cands}
         if self.has_children:
             hits = parents_by_best_child([(c.cid, c.score) for c in cands], self.by_id, k)
-        elif self.cnm is not None and self.cnm.mode == "boost" and qc is not None:
-            hits = self._boost_candidates(cands, qc, k)
+        elif self.policy is not None and self.policy.mode == "boost" and qt is not None:
+            hits = self._boost_candidates(cands, qt, k)
         else:
             hits = [Hit(self.by_id[c.cid], c.score, r, unit_id=c.cid) for r, c in enumerate(cands[:k], start=1)]
         for h in hits:
@@ -337,30 +341,30 @@ class Retriever:
             h.dense_rank, h.dense_score, h.lexical_rank, h.lexical_score = (
                 c.dense_rank, c.dense_score, c.lexical_rank, c.lexical_score)
             h.similarity = c.dense_score or 0.0
-            if models:
-                h.cnm_match = 1.0
+            if values:
+                h.tag_match = 1.0
         return hits
 
-    def _boost_candidates(self, cands: list[Candidate], qc: dict[str, Any], k: int) -> list[Hit]:
-        assert self.cnm is not None
+    def _boost_candidates(self, cands: list[Candidate], tags: dict[str, Any], k: int) -> list[Hit]:
+        assert self.policy is not None
         scored = []
         for c, norm in zip(cands, minmax([c.score for c in cands])):
-            match = cnm_match(qc, self.by_id[c.cid].meta.get("cnm") or {})
-            scored.append((norm + self.cnm.boost * match, match, c))
+            match = self.policy.match(tags, self.by_id[c.cid])
+            scored.append((norm + self.policy.boost * match, match, c))
         scored.sort(key=lambda t: -t[0])
-        self.last_query_cnms.append(QueryCnm(qc, "boost"))
-        return [Hit(self.by_id[c.cid], score, rank, cnm_match=match, unit_id=c.cid)
+        self.last_query_tags.append(QueryTags(tags, "boost"))
+        return [Hit(self.by_id[c.cid], score, rank, tag_match=match, unit_id=c.cid)
                 for rank, (score, match, c) in enumerate(scored[:k], start=1)]
 
     # -- explanations ---------------------------------------------------------------------------------------------
 
-    def _explain(self, query: str, vector: np.ndarray, hits: list[Hit], k: int, models: list[str]) -> None:
+    def _explain(self, query: str, vector: np.ndarray, hits: list[Hit], k: int, values: list[str]) -> None:
         """Fill in each hit's dense and lexical rank and score where the search itself did not give them; ranks
-        are among the chunks searched (those a CNM filter kept, when it applied)."""
+        are among the chunks searched (those a policy's filter kept, when it applied)."""
         pool = max(self.settings.pool, 10 * k)
         need_dense = [h for h in hits if h.dense_score is None]
         if need_dense:
-            where = {"cnm_model": {"$in": models}} if models else None
+            where = self._where(values)
             dense = {cid: (r, s) for r, (cid, s) in
                      enumerate(self.store.query(self.collection, vector[None, :], pool, where)[0], start=1)}
             missing = [h.unit_id for h in need_dense if h.unit_id not in dense]
@@ -374,8 +378,8 @@ class Retriever:
                     h.dense_score = float(np.dot(q, v / (np.linalg.norm(v) or 1.0)))
         if self.lexical is not None and any(h.lexical_score is None for h in hits):
             scores = self.lexical.scores(query)
-            if models:
-                scores = np.where(self._mask(models), scores, 0.0)
+            if values:
+                scores = np.where(self._mask(values), scores, 0.0)
             for h in hits:
                 pos = self.lexical.position.get(h.unit_id)
                 if h.lexical_score is None and pos is not None:

@@ -6,7 +6,7 @@ chunk is untouched; the prefix is stored beside it and embedded with it (before,
 
 Modes: "pairs" judges each adjacent pair independently (Eq. 2; all calls can run at once); "anchor" judges
 each window against the first window of the current run (sequential). Retrieval settings (`retrieval`,
-`boost`) are read by `core.store.retrieval` for CNM-aware search; they do not change the chunks.
+`boost`) give the chunker its `retrieval_policy` (core.methods.chop.policy); they do not change the chunks.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import LLMError
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.policy import CnmPolicy, store_metadata
 
 
 def prefix_text(cnm: CNM) -> str:
@@ -56,6 +57,11 @@ class ChopChunker(Chunker):
                                     ("retrieval", self.retrieval, ("off", "boost", "filter"))):
             if value not in allowed:
                 raise ConfigError(f"chop: {key} must be one of {', '.join(allowed)} (got '{value}')")
+
+    def retrieval_policy(self) -> CnmPolicy | None:
+        return None if self.retrieval == "off" else CnmPolicy(self.retrieval, self.context.llm, self.boost)
+
+    store_metadata = staticmethod(store_metadata)
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)

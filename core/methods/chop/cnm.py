@@ -17,11 +17,11 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from core.llm.base import ChatRequest, LLMClient
+from core.llm.base import ChatRequest, LLMClient, LLMStats
 
 PROMPT_VERSION = 2  # 2: texts fenced by TEXT_START / TEXT_END; part of the backend key, so caches follow it
 TEXT_START, TEXT_END = "<<<MANUAL_TEXT>>>", "<<<END_MANUAL_TEXT>>>"
@@ -228,6 +228,21 @@ def parse_continuity(raw: str) -> tuple[bool, str, str | None]:
     if bare:
         return bare.group(1).lower() == "true", "", None
     return True, "", "no decision in the answer (kept as same)"
+
+
+class CnmBackend(Protocol):
+    """What CHOP talks to: `RuleCnm` (no model) or `PromptedCnm` (prompts over a chat client). `key` names the
+    backend in chunk-run identities; `stats` counts its calls."""
+
+    key: str
+    label: str
+    stats: LLMStats
+
+    def extract(self, texts: Sequence[str],
+                progress: Callable[[int, int], None] | None = None) -> list[CnmResult]: ...
+
+    def decide(self, pairs: Sequence[tuple[str, str]],
+               progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]: ...
 
 
 class PromptedCnm:

@@ -1,0 +1,34 @@
+"""CHOP's CNM backend, the service chop chunkers ask for as "llm": the rule-based tagger (no model) or CNM
+prompts over a cached chat client ("local" transformers model or any OpenAI-compatible server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.errors import ConfigError
+from core.llm.factory import make_chat_client
+from core.methods.chop.cnm import PromptedCnm
+from core.methods.chop.rules import RuleCnm
+from core.services import register_service
+from core.settings import Settings
+from core.workspace import Workspace
+
+LLM_KINDS = ("rule", "local", "openai")
+
+
+def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None, **chat: Any) -> RuleCnm | PromptedCnm:
+    """`RuleCnm` for "rule", otherwise CNM prompts over a cached chat client of that kind."""
+    if kind == "rule":
+        return RuleCnm(embedder=embedder)
+    if kind not in LLM_KINDS:
+        raise ConfigError(f"unknown LLM backend '{kind}' (use {', '.join(LLM_KINDS)})")
+    return PromptedCnm(make_chat_client(kind, cache_dir, **chat))
+
+
+@register_service("llm")
+def cnm_backend(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> Any:
+    chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None, "api_key": api_key,
+            "timeout": settings.llm_timeout}
+    return make_cnm_backend(settings.llm, ws.cache, embedder=built.get("embedder"),
+                            **({} if settings.llm == "rule" else chat))

@@ -1,0 +1,57 @@
+"""CHOP's retrieval policy (beyond the paper, which only prefixes): tag each question with the same CNM backend
+as the chunks, then search only the chunks of the question's model ("filter") or raise those that match it
+("boost"). The generic retriever (`core.store.retrieval`) drives it through `RetrievalPolicy`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.chunkers.base import Chunk
+from core.methods.chop.rules import models_match
+
+#: the store metadata key of a chunk's CNM model (written by `store_metadata`, used by the filter)
+STORE_FIELD = "cnm_model"
+
+
+def chunk_cnm(chunk: Chunk) -> dict[str, Any]:
+    return chunk.meta.get("cnm") or {}
+
+
+def store_metadata(chunk: Chunk) -> dict[str, str]:
+    """What the vector store keeps beside a chop chunk: its CNM category and model, when it has them."""
+    cnm = chunk_cnm(chunk)
+    return {f"cnm_{field}": cnm[field] for field in ("category", "model") if cnm.get(field)}
+
+
+def cnm_match(question: dict[str, Any], chunk: dict[str, Any]) -> float:
+    """1 for the same model, 0.5 for the same category only, 0 otherwise."""
+    if models_match(question.get("model"), chunk.get("model")):
+        return 1.0
+    qc, cc = question.get("category"), chunk.get("category")
+    return 0.5 if qc and cc and qc.lower() == cc.lower() else 0.0
+
+
+@dataclass
+class CnmPolicy:
+    mode: str  # "boost" | "filter"
+    backend: Any  # anything with .extract(texts) -> [CnmResult] (PromptedCnm, RuleCnm)
+    boost: float = 0.1
+    pool: int = 50
+    store_field: str = STORE_FIELD
+
+    def tag_queries(self, queries: Sequence[str]) -> list[dict[str, Any]]:
+        return [r.cnm.model_dump() for r in self.backend.extract(list(queries))]
+
+    def chunk_value(self, chunk: Chunk) -> str:
+        return chunk_cnm(chunk).get("model") or ""
+
+    def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
+        kept = [v for v in values if models_match(tags.get("model"), v)]
+        if kept:
+            return kept, "filter"
+        return [], "none (no model)" if not tags.get("model") else "none (no match)"
+
+    def match(self, tags: dict[str, Any], chunk: Chunk) -> float:
+        return cnm_match(tags, chunk_cnm(chunk))

@@ -1,0 +1,29 @@
+"""LGMGC's fields in a bench report: the scorer's work (forward passes, windows, words per second) and where the
+logits-guided chunker cut. Zero or None for chunkers that score nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from core.chunkers.base import register_report_fields
+from core.ingest.documents import Document
+from core.methods.lgmgc.chunker import split_statistics
+from core.pipeline import ChunkRun
+
+
+@register_report_fields
+def scoring_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+    traces = list(run.traces.values())
+    passes = sum(t.get("forward_passes", 0) for t in traces)
+    # a cold run costs one forward pass per scored window; `forward_passes` counts the passes this process ran
+    # (lgmgc after lg with the same θ reuses every window, so it runs none)
+    windows = sum(t.get("windows_scored", t.get("forward_passes", 0)) for t in traces)
+    words = sum(t.get("words", 0) for t in traces)
+    return {
+        "forward_passes": passes,
+        "windows_scored": windows,
+        "forward_passes_per_1k_words": 1000 * windows / words if words else None,
+        "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
+        "lg_splits": split_statistics(traces),
+    }

@@ -1,0 +1,17 @@
+"""LGMGC's service: the next-token scorer lg / lgmgc ask for as "scorer" (it loads its model on first use)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.llm.local_model import BUNDLED_SMOLLM2
+from core.methods.lgmgc.scoring import EosScorer
+from core.services import register_service
+from core.settings import Settings
+from core.workspace import Workspace
+
+
+@register_service("scorer")
+def eos_scorer(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> EosScorer:
+    return EosScorer(settings.scorer_model.strip() or BUNDLED_SMOLLM2, ws.cache / "models",
+                     eos_mode=settings.eos_mode, dtype=settings.scorer_dtype)

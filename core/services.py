@@ -1,0 +1,95 @@
+"""The one place that turns `Settings` into the services chunkers and retrieval use, for the app, the command line
+and the benchmarks alike.
+
+Every run needs a workspace, an embedder, a vector store and the lexical indexes. The other services are named by
+`Chunker.needs` ("llm", "scorer", "chat") and built by a factory registered under that name: the generic chat
+client here, CHOP's CNM backend and LGMGC's scorer in their method packages. A caller that knows which chunkers it
+will run asks for only what they need (`needs_of`); the app asks for everything, which is cheap because the
+factories load no model until it is first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.chunkers.base import ChunkerContext, make_chunker
+from core.errors import ChunkLensError, ConfigError
+from core.settings import Settings
+from core.store.embeddings import make_embedder
+from core.store.index import StoreSettings, VectorStore
+from core.store.lexical import LexicalStore
+from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from core.llm.base import LLMClient
+    from core.store.embeddings import Embedder
+
+#: factory(settings, workspace, services built so far, api key) -> the service
+ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], "str | None"], Any]
+FACTORIES: dict[str, ServiceFactory] = {}
+
+
+def register_service(name: str) -> Callable[[ServiceFactory], ServiceFactory]:
+    """Decorator: `factory` builds the service chunkers ask for as `name` in their `needs`."""
+    def add(factory: ServiceFactory) -> ServiceFactory:
+        if name in FACTORIES and FACTORIES[name] is not factory:
+            raise ConfigError(f"a service named '{name}' is already registered")
+        FACTORIES[name] = factory
+        return factory
+    return add
+
+
+@dataclass
+class Services:
+    settings: Settings
+    workspace: Workspace
+    embedder: Embedder
+    store: VectorStore
+    llm: Any = None  # CNM backend (core.methods.chop.backends): rule-based or prompted
+    scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.EosScorer)
+    chat: LLMClient | None = None  # chat client for lumber and for generated answers
+    lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
+
+    def context(self) -> ChunkerContext:
+        return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
+
+
+def needs_of(specs: Iterable[str]) -> set[str]:
+    """The services the chunkers of these specs need (a bad spec is a ConfigError now, before any slow work)."""
+    return {need for spec in specs for need in make_chunker(spec).needs}
+
+
+def open_store(settings: Settings, workspace: Workspace) -> VectorStore:
+    address = settings.chroma_address()
+    if settings.chroma_server.strip() and address is None:
+        raise ChunkLensError(f"Chroma server address must look like host:port, not '{settings.chroma_server}'")
+    return VectorStore(StoreSettings(host=address[0], port=address[1]) if address
+                       else StoreSettings(path=workspace.chroma))
+
+
+def build_services(settings: Settings, api_key: str | None = None,
+                   needs: Collection[str] | None = None) -> Services:
+    """The services `settings` names; with `needs`, only the named ones beyond the embedder and store."""
+    import core.methods  # noqa: F401  (the methods register their services)
+
+    ws = Workspace.open(settings.workspace)
+    embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache, api_key=api_key)
+    built: dict[str, Any] = {"embedder": embedder}
+    for name, factory in FACTORIES.items():
+        if needs is None or name in needs:
+            built[name] = factory(settings, ws, built, api_key)
+    return Services(settings, ws, embedder, open_store(settings, ws), built.get("llm"), built.get("scorer"),
+                    built.get("chat"), LexicalStore(ws.lexical))
+
+
+@register_service("chat")
+def _chat_client(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> LLMClient:
+    """The OpenAI-compatible server when the settings name one, otherwise the bundled local model."""
+    from core.llm.factory import make_chat_client
+
+    if settings.llm == "openai":
+        return make_chat_client("openai", ws.cache, model=settings.llm_model or None,
+                                base_url=settings.llm_base_url or None, api_key=api_key, timeout=settings.llm_timeout)
+    return make_chat_client("local", ws.cache, model=settings.llm_model or None if settings.llm == "local" else None)
