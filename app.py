@@ -40,6 +40,7 @@ def home() -> None:
 st.set_page_config(page_title="ChunkLens", layout="wide")
 state.library()  # give this browser session its library id before any page runs
 sidebar.render()
+state.show_problems()  # damaged settings or library files: what happened, and where each was kept
 pages = [
     st.Page(home, title="Home", default=True),
     st.Page("pages/documents.py", title="Documents", url_path="documents"),

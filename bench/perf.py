@@ -61,9 +61,9 @@ MEMORY_METHOD = (f"psutil RSS sampled every {RSS_INTERVAL * 1000:.0f} ms in a th
                  "over repeats. One process runs every stage, so memory freed by earlier stages can be reused and hide "
                  "growth.")
 INSTALL_HINT = "pip install -c requirements.txt -r requirements-bench.txt"
-#: figures from the issue (2-core machine; token / recursive on the five corpora joined, 1.44 MB; semantic on the
+#: earlier reference figures (2-core machine; token / recursive on the five corpora joined, 1.44 MB; semantic on the
 #: first 200,000 characters), printed beside ours for orientation.
-ISSUE_FIGURES = {
+REFERENCE_FIGURES = {
     "tiktoken cl100k encode": "22.2 MB/s",
     "langchain TokenTextSplitter": "17.9 MB/s",
     "chonkie RecursiveChunker": "15.8 MB/s",
@@ -73,7 +73,7 @@ ISSUE_FIGURES = {
     "langchain-experimental SemanticChunker": "25.3 s",
     "chonkie SemanticChunker": "30.1 s",
 }
-#: the issue's targets for our chunkers: (at most this many times the fastest peer's seconds or None, at most this
+#: the targets for our chunkers: (at most this many times the fastest peer's seconds or None, at most this
 #: many times the floor's seconds)
 TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.5), "cosine": (None, 1.3), "semantic": (None, 1.3)}
 
@@ -108,7 +108,7 @@ class Result:
     mb_per_s: float | None = None
     x_fastest_peer: float | None = None
     x_floor: float | None = None
-    issue_figure: str = ""
+    reference_figure: str = ""
 
 
 class RssPeak:
@@ -288,7 +288,7 @@ def run_stages(stages: Sequence[Stage], text: str, semantic_text: str, repeat: i
     for s in stages:
         t = semantic_text if s.semantic else text
         results.append(Result(s.name, s.families, s.role, len(t), len(t.encode("utf-8")) / 1e6, s.unit,
-                              issue_figure=ISSUE_FIGURES.get(s.name, "")))
+                              reference_figure=REFERENCE_FIGURES.get(s.name, "")))
     for round_no in range(1, repeat + 1):
         for stage, result in zip(stages, results):
             if result.skipped:
@@ -317,7 +317,7 @@ def add_ratios(results: list[Result]) -> None:
 
 
 def target_lines(results: list[Result]) -> list[str]:
-    """The issue's targets, met or missed, for each of our chunkers that ran."""
+    """The targets, met or missed, for each of our chunkers that ran."""
     lines = []
     for r in results:
         if r.role != "ours" or r.name not in TARGETS:
@@ -353,20 +353,20 @@ def table_rows(results: list[Result]) -> list[list[str]]:
         members.sort(key=lambda r: ("floor", "ours", "peer").index(r.role))
         for r in members:
             if r.skipped:
-                rows.append([family, r.role, r.name, f"{r.chars:,}", "", r.skipped, "", "", "", "", r.issue_figure])
+                rows.append([family, r.role, r.name, f"{r.chars:,}", "", r.skipped, "", "", "", "", r.reference_figure])
                 continue
             rows.append([
                 family, r.role, r.name, f"{r.chars:,}", f"{r.count:,} {r.unit}", _fmt(r.seconds, "{:.3g}"),
                 _fmt(r.mb_per_s, "{:.3g}"), _fmt(r.x_fastest_peer, "{:.2f}x"),
                 "floor" if r.role == "floor" else _fmt(r.x_floor, "{:.2f}x"),
-                f"{r.peak_rss_mb:,.0f} (+{r.rss_growth_mb:,.0f})", r.issue_figure,
+                f"{r.peak_rss_mb:,.0f} (+{r.rss_growth_mb:,.0f})", r.reference_figure,
             ])
     return rows
 
 
 def render_table(results: list[Result]) -> str:
     header = ["family", "role", "stage", "chars", "output", "s (median)", "MB/s", "x fastest peer", "x floor",
-              "peak RSS MB (+growth)", "issue figure"]
+              "peak RSS MB (+growth)", "reference"]
     rows = table_rows(results)
     skipped_col = 5
     sized = [header, *(row for row in rows if not row[skipped_col].startswith("skipped"))]
@@ -415,11 +415,11 @@ def report_text(report: dict[str, Any], results: list[Result]) -> str:
         "x fastest peer / x floor: this stage's seconds divided by the family's fastest peer's / by its floor's "
         "(lower is better)",
         f"memory: {MEMORY_METHOD}",
-        "issue figure: the issue's reference (2-core machine, token / recursive on 1.44 MB, semantic on 200,000 "
-        "characters)",
+        "reference: an earlier measurement for orientation (2-core machine, token / recursive on 1.44 MB, "
+        "semantic on 200,000 characters)",
         "",
     ]
-    return "\n".join([*head, render_table(results), "", "targets (from the issue)", *target_lines(results)])
+    return "\n".join([*head, render_table(results), "", "targets", *target_lines(results)])
 
 
 # --- entry point ------------------------------------------------------------------------------------------------

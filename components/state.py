@@ -10,10 +10,11 @@ import os
 
 import streamlit as st
 
+from components.html import md_escape
 from core.errors import ChunkLensError, StoreError
 from core.ingest.library import Library, new_library_id, valid_library_id
 from core.services import Services, build_services
-from core.settings import Settings, load_settings
+from core.settings import Settings, load_settings_checked
 from core.workbench import Corpus, make_corpus, restore_runs
 from core.workspace import Workspace
 
@@ -35,10 +36,37 @@ def through_app() -> None:
         st.rerun()
 
 
+def problems() -> list[str]:
+    """Lines about damaged files met while loading this session's settings and library (each file was kept aside,
+    see `core.settings.load_settings_checked` and `Library.problems`); kept for the session until dismissed."""
+    return st.session_state.setdefault("load_problems", [])
+
+
+def _note(lines: list[str]) -> None:
+    shown = problems()
+    shown.extend(line for line in lines if line not in shown)
+
+
 def settings() -> Settings:
     if "settings" not in st.session_state:
-        st.session_state["settings"] = load_settings()
+        loaded = load_settings_checked()
+        if loaded.problem:
+            _note([loaded.problem])
+        st.session_state["settings"] = loaded.settings
     return st.session_state["settings"]
+
+
+def show_problems() -> None:
+    """Check this session's library (a damaged stored text or QA set file is kept aside and left out, the rest
+    loads) and show every line `problems` holds as a warning, with a button that dismisses them. app.py calls it
+    on every run, before the page, so the lines show on whichever page first loaded the damaged file."""
+    _note(library().check())
+    lines = problems()
+    for line in lines:  # file names and paths, which may hold Markdown characters
+        st.warning(md_escape(line))
+    if lines and st.button("Dismiss these messages", key="dismiss_load_problems"):
+        lines.clear()
+        st.rerun()
 
 
 def api_key() -> str | None:

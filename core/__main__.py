@@ -87,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--answer-k", type=int, default=3, metavar="K", help="answer from each chunker's top K")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     table = sub.add_parser("table", help="print a bench JSON report as a Markdown table")
-    table.add_argument("report", type=Path, help="a file written by bench --out")
+    table.add_argument("report", type=Path, nargs="?", help="a file written by bench --out")
+    table.add_argument("--results", type=Path, metavar="DIR",
+                       help="render every section of DIR/index.json (docs/results) instead of one report")
+    table.add_argument("--out", type=Path, help="with --results: write the Markdown here (e.g. docs/RESULTS.md)")
     table.add_argument("--metrics", default="hit,mrr,ndcg", type=lambda v: [m for m in v.split(",") if m],
                        help="metric names, e.g. dcg,recall or span_recall,span_iou")
     table.add_argument("--k", type=_ks, default=None, help="cut-offs to show (default: all in the report)")
@@ -234,8 +237,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from core.evaluation.report import load_reports, markdown_table
+    from core.evaluation.report import load_reports, markdown_table, render_results
 
+    if args.results:
+        text = render_results(args.results)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+            print(f"wrote {args.out}", file=sys.stderr)
+        else:
+            print(text, end="")
+        return 0
+    if args.report is None:
+        raise ChunkLensError("table needs a report file, or --results DIR")
     for report in load_reports(args.report):
         print(markdown_table(report, args.metrics, args.k))
         print()

@@ -7,6 +7,8 @@ current browser session only, and is never written anywhere.
 from __future__ import annotations
 
 import json
+from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -73,18 +75,115 @@ def settings_path(root: Path | None = None) -> Path:
     return (root or default_root()) / SETTINGS_FILE
 
 
-def load_settings(root: Path | None = None) -> Settings:
-    """Saved settings, or the defaults when none are saved or the file is damaged."""
+@dataclass(frozen=True)
+class SettingsLoad:
+    """What `load_settings_checked` found: the settings to use, and when the saved file could not be used, one
+    line (`problem`) naming it, saying what is wrong and where the damaged file was kept (`kept`)."""
+
+    settings: Settings
+    problem: str | None = None
+    kept: Path | None = None
+
+
+class _Damaged(Exception):
+    """A settings file that is there but not usable: why, and the settings that can be kept from it (every valid
+    field of a JSON object; None when nothing can) with the fields that could not."""
+
+    def __init__(self, reason: str, salvaged: Settings | None = None, bad: tuple[str, ...] = ()) -> None:
+        super().__init__(reason)
+        self.reason, self.salvaged, self.bad = reason, salvaged, bad
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    errors = exc.errors()
+    where = ".".join(str(part) for part in errors[0]["loc"])
+    text = f"{where}: {errors[0]['msg']}" if where else "not a JSON object"
+    return text + (f"; and {len(errors) - 1} more" if len(errors) > 1 else "")
+
+
+def _read(path: Path) -> Settings:
+    """The settings saved in `path`. OSError when it cannot be read (FileNotFoundError: none saved), `_Damaged`
+    when it is not a settings file this version reads."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise _Damaged(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
+    except UnicodeDecodeError as exc:
+        raise _Damaged("not UTF-8 text") from exc
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        reason = _validation_reason(exc)
+        if not isinstance(data, dict):
+            raise _Damaged(reason) from exc
+        bad = tuple(dict.fromkeys(str(e["loc"][0]) for e in exc.errors() if e["loc"]))
+        try:
+            salvaged = Settings.model_validate({k: v for k, v in data.items() if k not in bad})
+        except ValidationError:
+            raise _Damaged(reason) from exc
+        raise _Damaged(reason, salvaged, bad) from exc
+
+
+def load_settings_checked(root: Path | None = None) -> SettingsLoad:
+    """Saved settings, or the defaults when none are saved; never raises.
+
+    A damaged file (not UTF-8, not JSON, a value out of range or unknown) is moved aside to
+    `settings.json.damaged-<UTC time>` (`core.ingest.library.keep_aside`: an earlier kept copy is never
+    overwritten), so no later `save_settings` can destroy it. When it was a JSON object its valid fields are kept,
+    and saved again (a bad `top_k` does not lose the workspace folder); otherwise the defaults are used. `problem`
+    says what happened in one line."""
+    from core.ingest.library import keep_aside
+
     path = settings_path(root)
     try:
-        return Settings.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError):
-        return Settings()
+        return SettingsLoad(_read(path))
+    except FileNotFoundError:
+        return SettingsLoad(Settings())
+    except OSError as exc:
+        return SettingsLoad(Settings(), f"{path}: could not be read ({exc.strerror or exc.__class__.__name__}); "
+                                        "using the default settings for now.")
+    except _Damaged as exc:
+        damage = exc
+    if damage.salvaged is not None:
+        settings = damage.salvaged
+        names = ", ".join(damage.bad)
+        consequence = (f"{names} {'is' if len(damage.bad) == 1 else 'are'} back to the default, the other saved "
+                       "settings are kept")
+    else:
+        settings, consequence = Settings(), "using the default settings"
+    head = f"{path}: damaged ({damage.reason}); {consequence}"
+    try:
+        kept = keep_aside(path)
+    except OSError as exc:
+        return SettingsLoad(settings, f"{head} for now. It could not be kept aside "
+                                      f"({exc.strerror or exc.__class__.__name__}), so it is left where it is.")
+    if damage.salvaged is not None:
+        with suppress(OSError):  # if not saved now, the kept copy still holds them and this session uses them
+            save_settings(settings, root)
+    return SettingsLoad(settings, f"{head}. The file is kept as {kept.name} in the same folder.", kept)
 
 
-def save_settings(settings: Settings, root: Path | None = None) -> None:
+def load_settings(root: Path | None = None) -> Settings:
+    """Saved settings, or the defaults when none are saved; a damaged file is kept aside as `load_settings_checked`
+    says (use that to tell the user)."""
+    return load_settings_checked(root).settings
+
+
+def save_settings(settings: Settings, root: Path | None = None) -> Path | None:
+    """Write the settings. A settings file there that is damaged (one `load_settings` would not read as it is) is
+    kept aside first, as `load_settings_checked` does, rather than replaced: returns where it went, else None."""
+    from core.ingest.library import keep_aside
+
     path = settings_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
+    kept = None
+    try:
+        _read(path)
+    except _Damaged:
+        kept = keep_aside(path)
+    except OSError:  # none saved yet, or unreadable: replaced as always
+        pass
     tmp = path.with_suffix(".tmp")
     tmp.write_text(settings.model_dump_json(indent=2), encoding="utf-8")
     tmp.replace(path)
+    return kept

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import charts, state
-from components.html import chunk_spans_html, cnm_badges_html
+from components import charts, state, traces
+from components.html import chunk_spans_html
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
-from core.methods.chop.continuity import judge_run
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers
 
 state.through_app()
@@ -92,43 +91,4 @@ for spec, r in ok.items():
     if same != spec:
         st.caption(f"{spec}: same chunks as {same} (only the retrieval differs), shown above.")
         continue
-    trace = r.run.traces.get(doc_id, {})
-    if trace.get("kind") in ("similarity", "distance") and trace.get("values"):
-        st.plotly_chart(charts.trace_curve(trace, f"{spec}: neighbour {trace['kind']}"), width="stretch",
-                        key=f"curve-{spec}")
-    if trace.get("kind") == "eos" and trace.get("windows"):
-        st.subheader(f"{spec}: p(end of text) per window")
-        scored = [w for w in trace["windows"] if w["positions"]]
-        if scored:
-            n = st.number_input(f"Window ({len(scored)} scored)", 1, len(scored), 1, key=f"win-{spec}") - 1
-            st.plotly_chart(charts.eos_curve(scored[n], trace.get("scorer", "")), width="stretch",
-                            key=f"eos-{spec}")
-        st.caption(f"{trace.get('forward_passes', 0)} forward passes for {trace.get('words', 0):,} words")
-    children = [c for c in r.run.children() if c.doc_id == doc_id]
-    if children:
-        parents = [c for c in r.run.parents() if c.doc_id == doc_id]
-        pick = st.selectbox(f"{spec}: a parent and its children", [c.chunk_id for c in parents], key=f"par-{spec}")
-        parent = next(c for c in parents if c.chunk_id == pick)
-        for level in ("h", "q"):
-            kids = [c for c in children if c.parent_id == pick and c.child.startswith(level)]
-            st.markdown(f"children of at most θ/{2 if level == 'h' else 4} words: {len(kids)}")
-            st.html(chunk_spans_html(doc.text, [c for c in kids], parent.start, parent.end))
-    if trace.get("kind") == "continuity":
-        st.subheader(f"{spec}: CNM prefixes and continuity")
-        own = [c for c in r.run.chunks if c.doc_id == doc_id]
-        judged, b = judge_run(doc, own)
-        if b is not None:
-            counts = {label: sum(d.label == label for d in judged) for label in ("found join", "missed join",
-                                                                                  "false alarm")}
-            st.markdown(f"**Boundary precision {b.precision:.2f} · recall {b.recall:.2f} · F1 {b.f1:.2f}** "
-                        f"against the {len(doc.joins)} true joins: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
-            title = "Continuity decisions against the true joins"
-        else:
-            title = "Continuity decisions (a separate document: any FALSE is a false alarm)"
-        st.plotly_chart(charts.continuity_strip(judged, title), width="stretch", key=f"strip-{spec}")
-        for c in own:
-            if start <= c.start < start + window or c.meta.get("cnm_source") != "inherited":
-                decision = c.meta.get("continuity")
-                label = "start" if decision is None else ("TRUE" if decision else "FALSE")
-                st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code> '
-                        f'{cnm_badges_html(c.meta.get("cnm"), c.meta.get("cnm_source"))}</div>')
+    traces.draw_run(spec, r.run, doc, start, window)

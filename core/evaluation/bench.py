@@ -4,8 +4,10 @@ The JSON it writes is a contract other tools script against:
 {"dataset": str, "embedder": str, "results": {"<chunker>": {"hit@K": .., "mrr@K": .., "ndcg@K": .., "dcg@K": ..,
  "recall@K": .., "span_recall@K": .., "span_precision@K": .., "span_iou@K": .., "n_chunks": int,
  "mean_chunk_tokens": float, "seconds": {"chunk": .., "embed": .., "index": .., "query": ..}}}}
-plus extra keys (standard deviations, `wrong_doc@K`, settings, and "retrieval": {"mode": "dense"|"bm25"|"hybrid",
-...} at the top level). With several --data folders the file holds a list of them.
+plus extra keys (standard deviations, `wrong_doc@K`, `seconds.lexical` when BM25 is used, settings, each
+method's report fields (`core.chunkers.base.register_report_fields`: boundary P/R/F1, LGMGC's pass counts;
+`words_per_second` only for the scorer's chunkers) and "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} at
+the top level). With several --data folders the file holds a list of them. Keys are added, never renamed.
 """
 
 from __future__ import annotations

@@ -8,14 +8,17 @@ its extracted text are both stored: extraction runs once per file.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import shutil
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+from itertools import count
 from pathlib import Path
 
-from core.errors import ChunkLensError, DatasetError, DocumentError
+from core.errors import DatasetError, DocumentError
 from core.ingest.datasets import QADataset, load_dataset
 from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 
@@ -56,12 +59,77 @@ def _checked_set(datasets_root: Path, shown_as: str, corpus: bytes, questions: b
     return scratch
 
 
+def keep_aside(path: Path, now: datetime | None = None) -> Path:
+    """Move a damaged file to a sibling `<name>.damaged-<UTC time>` (with `-2`, `-3`... when that name is taken)
+    and return where it went. An earlier kept copy is never overwritten. Raises OSError when it cannot be moved
+    (FileNotFoundError when the file is gone, e.g. another session kept it aside first)."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    for n in count(1):
+        target = path.with_name(f"{path.name}.damaged-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            os.link(path, target)  # fails if `target` exists, so no kept copy is ever replaced
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            raise
+        except OSError:  # no hard links on this file system
+            if target.exists():
+                continue
+            path.rename(target)
+            return target
+        if os.path.samefile(path, target):  # not if a good file was put in its place meanwhile
+            path.unlink()
+        return target
+    raise AssertionError("unreachable")
+
+
+def _json_reason(exc: ValueError) -> str:
+    """Why stored JSON does not load, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return str(exc)
+
+
+def _read_json(path: Path):
+    """The JSON in `path`; a damaged file raises ValueError with a short reason, a missing one FileNotFoundError."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except ValueError as exc:
+        raise ValueError(_json_reason(exc)) from exc
+
+
+_DOC_FIELDS = {f.name for f in fields(Document)} - {"segments"}  # fields a newer version may add are ignored
+
+
+def _stored_document(path: Path) -> Document:
+    """A document as `Library._store` wrote it; ValueError with the reason when the file is damaged."""
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    missing = [k for k in ("doc_id", "title", "text") if not isinstance(data.get(k), str)]
+    if missing:
+        raise ValueError(f"no string field {missing[0]!r}")
+    try:
+        doc = Document(**{k: v for k, v in data.items() if k in _DOC_FIELDS})
+        doc.segments = [Segment(**s) for s in data.get("segments") or []]
+        return doc
+    except TypeError as exc:
+        raise ValueError(f"not a stored document ({exc})") from exc
+
+
 def new_library_id() -> str:
     return secrets.token_hex(6)
 
 
 def valid_library_id(lib_id: str | None) -> bool:
     return bool(lib_id and _ID_RE.match(lib_id))
+
+
+def _file_safe(doc_id: str) -> bool:
+    """An id `Library._store` could have written: one plain file name (what `_inside` lets through)."""
+    return doc_id not in ("", ".", "..") and "/" not in doc_id and "\x00" not in doc_id
 
 
 def valid_doc_id(doc_id: str) -> bool:
@@ -106,10 +174,19 @@ class SetLoad:
 
 
 class Library:
+    """One user's documents, and the QA set they came from, if any.
+
+    A stored file that turns out damaged when the library reads it (a document's text, the order of the
+    documents, the pointer to the QA set, the QA set's own files) is moved aside to `<name>.damaged-<UTC time>`
+    (`keep_aside`) and left out, and one line naming the file, what is wrong and where it was kept is added to
+    `problems`; everything else loads as before. The app shows those lines (`components.state.show_problems`)."""
+
     def __init__(self, uploads_root: Path, lib_id: str) -> None:
         if not valid_library_id(lib_id):
             raise DocumentError(f"'{lib_id}' is not a library id")
         self.id = lib_id
+        #: one line per damaged or unreadable file this object met while loading, in the order met, no repeats
+        self.problems: list[str] = []
         self.root = uploads_root / lib_id
         self.originals = self.root / "originals"
         self.texts = self.root / "texts"
@@ -118,16 +195,62 @@ class Library:
         self._order = self.root / "order.json"
         self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.methods.chop.edits.EditLog)
 
+    def _note(self, line: str) -> None:
+        if line not in self.problems:
+            self.problems.append(line)
+
+    def _kept_aside(self, path: Path, reason: str, consequence: str) -> bool:
+        """Keep the damaged `path` aside and note it; False (and noted so) when it could not be moved."""
+        try:
+            kept = keep_aside(path)
+        except FileNotFoundError:  # another session kept it aside a moment ago
+            return True
+        except OSError as exc:
+            self._note(f"{path}: damaged ({reason}); {consequence}. It could not be kept aside "
+                       f"({exc.strerror or exc.__class__.__name__}), so it is left where it is.")
+            return False
+        self._note(f"{path}: damaged ({reason}); {consequence}. The file is kept as {kept.name} in the same folder.")
+        return True
+
+    def check(self) -> list[str]:
+        """Read every stored text and the QA set now, so that damaged files are kept aside and reported at once
+        rather than when some page first reads them; returns `problems`."""
+        if self.dataset() is None:  # a QA set that loads has read the documents already
+            self.documents()
+        return self.problems
+
     def _ids(self) -> list[str]:
         try:
-            return list(json.loads(self._order.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+            ids = _read_json(self._order)
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise ValueError("not a list of document ids")
+        except FileNotFoundError:
             return []
+        except OSError as exc:
+            self._note(f"{self._order}: could not be read ({exc.strerror or exc.__class__.__name__}); the library "
+                       "shows no documents for now.")
+            return []
+        except ValueError as exc:
+            return self._rebuild_ids(str(exc))
+        return [i for i in ids if _file_safe(i)]  # an id names files: never one that would leave the folder
+
+    def _rebuild_ids(self, reason: str) -> list[str]:
+        """The document order from the stored texts (oldest first) when order.json is damaged, kept aside."""
+        stored = sorted(self.texts.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name))
+        ids = [p.stem for p in stored]
+        stored_docs = f"{len(ids)} stored document" + ("" if len(ids) == 1 else "s")
+        if self._kept_aside(self._order, reason, f"the order of the {stored_docs} was rebuilt from their files"):
+            self._write_ids(ids)
+        return ids
+
+    def _write_atomically(self, path: Path, text: str) -> None:
+        """Readers see the old file or the new one, never half of one (which they would take for damaged)."""
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
 
     def _write_ids(self, ids: list[str]) -> None:
-        tmp = self._order.with_suffix(".tmp")
-        tmp.write_text(json.dumps(ids), encoding="utf-8")
-        tmp.replace(self._order)
+        self._write_atomically(self._order, json.dumps(ids))
 
     def _inside(self, folder: Path, file_name: str) -> Path:
         """`folder / file_name`, refused unless it is a plain file name that stays in `folder` (ids come from
@@ -155,12 +278,14 @@ class Library:
         what the library already held is never touched. `max_bytes` is the per-file limit (a setting). File
         names are the client's: they go through `upload_name` first, and only a slug of them names a file."""
         ids = self._ids()
+        # the originals of documents left out as damaged stay too: a new upload never takes their id
+        originals = {p.stem for p in self.originals.iterdir()}
         added, errors = [], []
         for raw_name, data in files:
             name = upload_name(raw_name)
             try:
                 doc = load_bytes(name, data, max_bytes=max_bytes)
-                doc.doc_id = self._unique(doc.doc_id, set(ids))
+                doc.doc_id = self._unique(doc.doc_id, set(ids) | originals)
                 self._store(doc, (name, data))
             except DocumentError as exc:
                 errors.append(str(exc))
@@ -204,7 +329,7 @@ class Library:
             return None
 
     def set_dataset_folder(self, folder: Path) -> None:
-        (self.root / "dataset.json").write_text(json.dumps({"path": str(Path(folder).resolve())}), encoding="utf-8")
+        self._write_atomically(self.root / "dataset.json", json.dumps({"path": str(Path(folder).resolve())}))
 
     def load_dataset(self, folder: Path) -> SetLoad:
         """Add a qa-spans v1 folder's documents to the library and remember the folder for its questions.
@@ -213,8 +338,8 @@ class Library:
         another text is not loaded (the library's own document keeps the id, and the questions about the set's
         one are left out by `dataset`)."""
         ds = load_dataset(folder)
+        held = {d.doc_id: d for d in self.documents()}  # first: it may leave out a damaged document's id
         ids = self._ids()
-        held = {d.doc_id: d for d in self.documents()}
         added, present, conflicts = [], [], []
         for doc in ds.documents:
             if doc.doc_id in held:
@@ -256,26 +381,82 @@ class Library:
 
     def dataset(self) -> QADataset | None:
         """The library as a QA set: its documents, plus the questions of the set they came from whose gold
-        documents are still here unchanged. None when the library did not come from a QA set."""
+        documents are still here unchanged. None when the library did not come from a QA set, and when that set
+        cannot be loaded: then a line in `problems` says why (a damaged file of the set is kept aside, and the
+        library forgets the set; its documents stay)."""
+        pointer = self.root / "dataset.json"
         try:
-            path = json.loads((self.root / "dataset.json").read_text(encoding="utf-8"))["path"]
-            ds = load_dataset(path)
-        except (OSError, ValueError, KeyError, ChunkLensError):
+            data = _read_json(pointer)
+            if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not data["path"]:
+                raise ValueError("no QA set folder in it")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self._note(f"{pointer}: could not be read ({exc.strerror or exc.__class__.__name__}); this library's "
+                       "questions are left out for now.")
+            return None
+        except ValueError as exc:
+            self._kept_aside(pointer, str(exc), "this library forgets its QA set (its documents stay; load the set "
+                                                "again for its questions)")
+            return None
+        folder = Path(data["path"])
+        try:
+            ds = load_dataset(folder)
+        except DatasetError as exc:
+            self._set_problem(folder, pointer, str(exc))
+            return None
+        except OSError as exc:
+            self._note(f"{folder}: could not be read ({exc.strerror or exc.__class__.__name__}); the questions of QA "
+                       f"set '{folder.name}' are left out for now, this library's documents stay.")
             return None
         mine = {d.doc_id: d for d in self.documents()}
         same = {d.doc_id for d in ds.documents if d.doc_id in mine and mine[d.doc_id].text == d.text}
         questions = [q for q in ds.questions if all(r.doc_id in same for r in q.references)]
         return QADataset(ds.name, list(mine.values()), questions, source=ds.source)
 
-    def documents(self) -> list[Document]:
-        docs = []
-        for doc_id in self._ids():
-            try:
-                data = json.loads((self.texts / f"{doc_id}.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+    def _set_problem(self, folder: Path, pointer: Path, message: str) -> None:
+        """Note why the library's QA set did not load. When `message` (a DatasetError's, which starts with the file
+        it is about) names a file of the set that is there, that file is damaged: it is kept aside and the library
+        forgets the set, so the next load neither reports it again nor finds the gap it left."""
+        name = folder.name
+        for part in (folder / "corpus.jsonl", folder / "questions.jsonl"):
+            if not message.startswith(f"{part}:") or not part.is_file():
                 continue
-            data["segments"] = [Segment(**s) for s in data.get("segments", [])]
-            docs.append(Document(**data))
+            reason = message[len(str(part)) + 1:].strip()
+            if reason[:1].isdigit():  # "3: not valid JSON (...)"
+                reason = f"line {reason}"
+            if self._kept_aside(part, reason, f"the questions of QA set '{name}' are left out, this library's "
+                                              "documents stay; load the set again once it is repaired"):
+                pointer.unlink(missing_ok=True)
+            return
+        parts = (folder / "corpus.jsonl", folder / "questions.jsonl")
+        kept = [p.name for part in parts if message.startswith(f"{part}:")
+                for p in sorted(folder.glob(f"{part.name}.damaged-*"))]
+        self._note(f"{message}; the questions of QA set '{name}' are left out, this library's documents stay"
+                   + (f" (a damaged copy is kept as {', '.join(kept)} in the same folder)." if kept else "."))
+
+    def documents(self) -> list[Document]:
+        """The library's documents in the order they were added. One whose stored text is damaged is kept aside
+        and left out (see `problems`); the others load."""
+        docs, damaged = [], []
+        for doc_id in self._ids():
+            path = self.texts / f"{doc_id}.json"
+            try:
+                docs.append(_stored_document(path))
+            except FileNotFoundError:  # removed a moment ago (`remove` deletes the files before the id)
+                continue
+            except OSError as exc:
+                self._note(f"{path}: could not be read ({exc.strerror or exc.__class__.__name__}); document "
+                           f"'{doc_id}' is left out for now.")
+            except ValueError as exc:
+                originals = [p.name for p in sorted(self.originals.glob(f"{doc_id}.*"))]
+                what = f"document '{doc_id}' is left out of the library" + (
+                    f" (its original upload {originals[0]} is kept: upload it again to get it back)" if originals
+                    else "")
+                if self._kept_aside(path, str(exc), what):
+                    damaged.append(doc_id)
+        if damaged:
+            self._write_ids([i for i in self._ids() if i not in damaged])
         return docs
 
     def remove(self, doc_id: str) -> None:

@@ -47,7 +47,6 @@ def load_causal_lm(model: str, cache_dir: str, dtype: str = "float32") -> tuple[
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     _quiet()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     if model == BUNDLED_SMOLLM2:
         plain = Path(cache_dir) / "smollm2-135m-instruct"
         if not (plain / "config.json").exists():

@@ -49,7 +49,7 @@ def bundled_minilm_path() -> Path:
 
 #: at most this many texts are embedded on the single-thread worker. Two OpenMP threads gain nothing on one short
 #: question and, on a busy machine, lose a lot to each other's spin-waits: one question took a median 369 ms on
-#: two torch threads and 50 ms on one while other work shared the two cores (docs/PERF_QUERY.md). Torch's thread
+#: two torch threads and 50 ms on one while other work shared the two cores (docs/PERF.md). Torch's thread
 #: count is per calling thread under OpenMP, so the worker's setting leaves every other thread's alone.
 SMALL_INPUT = 8
 _small_lock = threading.Lock()
@@ -203,7 +203,8 @@ class EmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         self._lock = threading.Lock()
-        self._db = open_cache(path, "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
+        # (an older cache also has a `dim` column, left empty from now on: the blob's length gives the size)
+        self._db = open_cache(path, "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")
 
     @staticmethod
     def key(model_key: str, text: str) -> str:
@@ -215,16 +216,16 @@ class EmbeddingCache:
             for i in range(0, len(keys), 500):
                 part = keys[i : i + 500]
                 marks = ",".join("?" * len(part))
-                query = f"SELECT key, dim, vec FROM vectors WHERE key IN ({marks})"
-                for k, _dim, blob in self._db.execute(query, part):
+                query = f"SELECT key, vec FROM vectors WHERE key IN ({marks})"
+                for k, blob in self._db.execute(query, part):
                     found[k] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         with self._lock:
             self._db.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+                "INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
             )
             self._db.commit()
 

@@ -134,7 +134,7 @@ def category_scores(text: str) -> Counter[str]:
 class RuleCnm:
     """Rule-based CNM extraction and continuity decisions (no LLM; zero LLM calls and tokens)."""
 
-    key = "rules:v3"  # bump when a rule changes: chunk caches are keyed by it (v3: model variants, "S10 Lite")
+    version = "rules:v3"  # bump when a rule changes: chunk caches are keyed by it (v3: model variants, "S10 Lite")
     label = "rule-based (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, category_similarity: float = 0.3) -> None:
@@ -142,6 +142,11 @@ class RuleCnm:
         self.min_similarity = min_similarity
         self.category_similarity = category_similarity
         self.stats = LLMStats()
+        # the decisions also depend on the embedder's similarities and on both thresholds, so the key names them
+        # (chunk runs are keyed by it): a run made with another embedder or threshold is never reused
+        defaults = (min_similarity, category_similarity) == (0.05, 0.3)
+        self.key = self.version + ("" if embedder is None else f"+{getattr(embedder, 'key', type(embedder).__name__)}")
+        self.key += "" if defaults else f":sim={min_similarity}:cat={category_similarity}"
 
     def extract_one(self, text: str) -> CNM:
         cats = category_scores(text)

@@ -121,10 +121,9 @@ class MultiGranularChunker(MetadataPrefix, Chunker):
     parents: str = "recursive"
 
     def _parent_chunker(self) -> Chunker:
-        spec = self.parents if ":" in self.parents else f"{self.parents}:theta={self.theta}"
-        if spec.split(":")[0] in ("mg", "lgmgc"):
+        if self.parents in ("mg", "lgmgc"):
             raise ConfigError("mg: parents must come from a single-level chunker")
-        return make_chunker(spec, self.context)
+        return make_chunker(f"{self.parents}:theta={self.theta}", self.context)
 
     @property
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]

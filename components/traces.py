@@ -1,0 +1,81 @@
+"""How Chunk & compare draws what a chunker recorded about its decisions (`Chunking.trace`), by the trace's
+`kind`: neighbour similarity or distance curves, LGMGC's p(end of text) per window, CHOP's CNM prefixes and
+continuity decisions. A new method with its own view adds a function here and names its kind in `VIEWS`; a
+multi-granular run (one with children) also gets its parent / children view, whatever its kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from components import charts
+from components.html import chunk_spans_html, cnm_badges_html
+from core.ingest.documents import Document
+from core.methods.chop.continuity import judge_run
+from core.pipeline import ChunkRun
+
+
+def _curve(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
+    if trace.get("values"):
+        st.plotly_chart(charts.trace_curve(trace, f"{spec}: neighbour {trace['kind']}"), width="stretch",
+                        key=f"curve-{spec}")
+
+
+def _eos(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
+    if not trace.get("windows"):
+        return
+    st.subheader(f"{spec}: p(end of text) per window")
+    scored = [w for w in trace["windows"] if w["positions"]]
+    if scored:
+        n = st.number_input(f"Window ({len(scored)} scored)", 1, len(scored), 1, key=f"win-{spec}") - 1
+        st.plotly_chart(charts.eos_curve(scored[n], trace.get("scorer", "")), width="stretch", key=f"eos-{spec}")
+    st.caption(f"{trace.get('forward_passes', 0)} forward passes for {trace.get('words', 0):,} words")
+
+
+def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
+    st.subheader(f"{spec}: CNM prefixes and continuity")
+    own = [c for c in run.chunks if c.doc_id == doc.doc_id]
+    judged, b = judge_run(doc, own)
+    if b is not None:
+        counts = {label: sum(d.label == label for d in judged) for label in ("found join", "missed join",
+                                                                              "false alarm")}
+        st.markdown(f"**Boundary precision {b.precision:.2f} · recall {b.recall:.2f} · F1 {b.f1:.2f}** "
+                    f"against the {len(doc.joins)} true joins: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+        title = "Continuity decisions against the true joins"
+    else:
+        title = "Continuity decisions (a separate document: any FALSE is a false alarm)"
+    st.plotly_chart(charts.continuity_strip(judged, title), width="stretch", key=f"strip-{spec}")
+    for c in own:
+        if start <= c.start < start + window or c.meta.get("cnm_source") != "inherited":
+            decision = c.meta.get("continuity")
+            label = "start" if decision is None else ("TRUE" if decision else "FALSE")
+            st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code> '
+                    f'{cnm_badges_html(c.meta.get("cnm"), c.meta.get("cnm_source"))}</div>')
+
+
+def _children(spec: str, run: ChunkRun, doc: Document) -> None:
+    children = [c for c in run.children() if c.doc_id == doc.doc_id]
+    if not children:
+        return
+    parents = [c for c in run.parents() if c.doc_id == doc.doc_id]
+    pick = st.selectbox(f"{spec}: a parent and its children", [c.chunk_id for c in parents], key=f"par-{spec}")
+    parent = next(c for c in parents if c.chunk_id == pick)
+    for level in ("h", "q"):
+        kids = [c for c in children if c.parent_id == pick and c.child.startswith(level)]
+        st.markdown(f"children of at most θ/{2 if level == 'h' else 4} words: {len(kids)}")
+        st.html(chunk_spans_html(doc.text, kids, parent.start, parent.end))
+
+
+View = Callable[[str, dict[str, Any], ChunkRun, Document, int, int], None]
+VIEWS: dict[str, View] = {"similarity": _curve, "distance": _curve, "eos": _eos, "continuity": _continuity}
+
+
+def draw_run(spec: str, run: ChunkRun, doc: Document, start: int, window: int) -> None:
+    """Everything the run recorded about `doc` that has a view; `start`/`window` is the text range on show."""
+    trace = run.traces.get(doc.doc_id, {})
+    view = VIEWS.get(trace.get("kind", ""))
+    if view is not None:
+        view(spec, trace, run, doc, start, window)
+    _children(spec, run, doc)
