@@ -34,8 +34,6 @@ def test_a_second_class_under_a_taken_name_is_refused():
     assert register(before["recursive"]) is before["recursive"] and dict(REGISTRY) == before  # the same class: fine
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: register() compares only __qualname__, so a class from another "
-                                       "module with the same class name silently replaces a built-in chunker")
 def test_a_same_named_class_from_another_module_is_refused():
     available()
     before = dict(REGISTRY)

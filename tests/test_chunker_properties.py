@@ -82,10 +82,8 @@ SPECS = [
 ]
 
 
-def check_spans(text: str, chunks, windows: bool = False, word_tails: bool = False) -> None:
-    """`windows`: token-window chunks, whose token_count is the window's (checked in test_naive_windows).
-    `word_tails`: tolerate the one known gap of `lg` (see test_lg_keeps_the_rest_of_a_word_cut_by_a_sentence_end):
-    a chunk that ends inside a word loses the rest of that word; any other lost text still fails."""
+def check_spans(text: str, chunks, windows: bool = False) -> None:
+    """`windows`: token-window chunks, whose token_count is the window's (checked in test_naive_windows)."""
     assert chunks or not text.strip(), "non-empty text produced no chunks"
     for c in chunks:
         assert text[c.start : c.end] == c.text, "chunk text is not its exact span"
@@ -99,9 +97,6 @@ def check_spans(text: str, chunks, windows: bool = False, word_tails: bool = Fal
     for c in chunks:
         if c.start > covered:
             gap = text[covered : c.start]
-            if word_tails:  # the rest of the word the last chunk ended inside, if it ended inside one
-                tail = next((e for s, e in T.words(text) if s < covered < e), covered)
-                gap = text[tail : c.start]
             assert not gap.strip(), f"uncovered text {text[covered:c.start]!r}"
         covered = max(covered, c.end)
     assert not text[covered:].strip(), "text after the last chunk is uncovered"
@@ -359,7 +354,6 @@ class Contract:
     windows: bool = False
     overlap: bool = False
     children: bool = False
-    word_tails: bool = False  # lg's known gap (see check_spans): True for the logits-guided chunkers only
 
 
 CONTRACTS = [
@@ -370,9 +364,9 @@ CONTRACTS = [
     Contract("sentence:max_tokens=40", "tokens", 40),
     Contract("cosine:max_tokens=40", "tokens", 40),
     Contract("semantic:max_tokens=40", "tokens", 40),
-    Contract("lg:theta=30:min_words=5", "words", 30, word_tails=True),
+    Contract("lg:theta=30:min_words=5", "words", 30),
     Contract("mg:theta=30", "words", 30, children=True),
-    Contract("lgmgc:theta=30:min_words=5", "words", 30, children=True, word_tails=True),
+    Contract("lgmgc:theta=30:min_words=5", "words", 30, children=True),
     Contract("lumber:group_tokens=60", "unit tokens", 60),
 ]
 
@@ -412,7 +406,7 @@ def check_children(text: str, chunks, theta: int) -> None:
 
 def check_contract(contract: Contract, text: str, chunks) -> None:
     single = [c for c in chunks if c.parent_id is None] if contract.children else chunks
-    check_spans(text, single, windows=contract.windows, word_tails=contract.word_tails)
+    check_spans(text, single, windows=contract.windows)
     core_check_spans(chunks, [Document("d", "d", text)])
     if not contract.overlap:
         for a, b in zip(single, single[1:]):
@@ -509,7 +503,7 @@ def test_lg_cuts_each_window_at_its_most_likely_sentence_end(text, theta, min_sh
     result = make_chunker(f"lg:theta={theta}:min_words={min_words}", ChunkerContext(scorer=scorer)).chunk(
         Document("d", "d", text))
     chunks = result.chunks
-    check_contract(Contract("lg", "words", theta, word_tails=True), text, chunks)
+    check_contract(Contract("lg", "words", theta), text, chunks)
     for c in chunks[:-1]:  # only the rest of the text, at most θ words, may be shorter than min_words
         assert T.count_words(c.text) >= min_words
     windows = result.trace["windows"]
@@ -533,15 +527,13 @@ class FirstEndScorer(FakeEosScorer):
         return 1.0 / position
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: lg drops the rest of a word when a sentence ends inside it "
-                                       "(logits_guided_spans skips every word that starts before the split)")
 def test_lg_keeps_the_rest_of_a_word_cut_by_a_sentence_end():
     text = "Call the dr.. Then wait for the answer to come back soon."
     assert [text[s:e] for s, e in T.sentences(text)][:2] == ["Call the dr.", "."]  # pysbd ends one inside "dr.."
     chunks = make_chunker("lg:theta=6:min_words=0", ChunkerContext(scorer=FirstEndScorer())).chunk(
         Document("d", "d", text)).chunks
-    assert chunks[0].text == "Call the dr."
-    check_spans(text, chunks)  # fails: the second "." of "dr.." is in no chunk
+    assert chunks[0].text == "Call the dr.."  # the cut moves to the end of the word it fell inside
+    check_spans(text, chunks)  # no character is left out of every chunk
 
 
 @settings(max_examples=60, deadline=None)
@@ -551,7 +543,7 @@ def test_mg_and_lgmgc_add_children_to_their_parents(text, theta):
     for spec, parents in ((f"mg:theta={theta}", f"recursive:theta={theta}"),
                           (f"lgmgc:theta={theta}:min_words=0", f"lg:theta={theta}:min_words=0")):
         chunks = make_chunker(spec, services()).chunk(doc).chunks
-        check_contract(Contract(spec, "words", theta, children=True, word_tails=spec.startswith("lgmgc")), text,
+        check_contract(Contract(spec, "words", theta, children=True), text,
                        chunks)
         expected = make_chunker(parents, services()).chunk(doc).chunks
         assert [(c.start, c.end) for c in chunks if c.parent_id is None] == [(c.start, c.end) for c in expected]
@@ -601,9 +593,6 @@ def test_sentence_overlap_repeats_whole_sentences_within_the_cap(text, cap, over
     assert not text[covered:].strip()
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: sentence with overlap_sentences emits a chunk that is only the "
-                                       "repeated sentence(s), inside the chunk before it, when the next one does "
-                                       "not fit beside them")
 def test_sentence_overlap_never_emits_a_chunk_inside_the_one_before():
     text = ("Go now. Eight nine ten eleven twelve thirteen fourteen. "
             "Fifteen sixteen seventeen eighteen nineteen twenty.")  # sentences of 2, 7 and 9 tokens

@@ -185,7 +185,7 @@ REGISTRY: dict[str, type[Chunker]] = {}
 def register(cls: type[Chunker]) -> type[Chunker]:
     """Class decorator: make the chunker reachable as `cls.name`; a name already taken is refused."""
     held = REGISTRY.get(cls.name)
-    if held is not None and held.__qualname__ != cls.__qualname__:
+    if held is not None and (held.__module__, held.__qualname__) != (cls.__module__, cls.__qualname__):
         raise ConfigError(f"a chunker named '{cls.name}' is already registered ({held.__module__}.{held.__qualname__})")
     REGISTRY[cls.name] = cls
     return cls

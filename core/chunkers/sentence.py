@@ -16,6 +16,7 @@ from core.ingest.documents import Document
 @dataclass
 class SentenceChunker(MetadataPrefix, Chunker):
     name = "sentence"
+    version = 2  # an overlap never makes a chunk that lies inside the one before
     max_tokens: int = 256
     overlap_sentences: int = 0
 
@@ -49,4 +50,7 @@ def _pack_with_overlap(text: str, units: list[Span], cap: int, overlap: int) -> 
         if j >= len(units):
             break
         i = max(j - overlap, i + 1)
+        # repeat only as many sentences as fit beside the next new one: a chunk always adds a sentence
+        while i < j and TOKENS.size(text, units[i][0], units[j][1]) > cap:
+            i += 1
     return spans

@@ -23,6 +23,17 @@ from core.ingest.documents import Document
 from core.tokens import count_tokens_many
 
 
+def _outside_words(words: list[tuple[int, int]], first: int, split: int) -> int:
+    """`split`, or the end of the word it falls inside (a sentence end within a word, as pysbd gives for "dr.."),
+    so that no word is cut and none of its characters is left out of every chunk."""
+    for s, e in words[first:]:
+        if s >= split:
+            break
+        if split < e:
+            return e
+    return split
+
+
 def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> tuple[list[tuple[int, int]], list]:
     """Parent spans and, per window, the p(EOS) curve with the chosen split (for the app)."""
     words = T.words(text)
@@ -46,6 +57,7 @@ def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> t
         else:
             split = limit
             windows.append({"start": start, "end": limit, "positions": [], "p": [], "split": split})
+        split = _outside_words(words, w, split)
         s, e = T.strip_span(text, start, split)
         if e > s:
             spans.append((s, e))
@@ -76,6 +88,7 @@ def split_statistics(traces: list[dict[str, Any]]) -> dict[str, float] | None:
 @dataclass
 class LogitsGuidedChunker(MetadataPrefix, Chunker):
     name = "lg"
+    version = 2  # a sentence end inside a word moves to the word's end (no characters left out)
     needs = ("scorer",)
     theta: int = 300
     min_words: int = 50
@@ -145,7 +158,7 @@ class LgmgcChunker(LogitsGuidedChunker):
     """Logits-guided parents with multi-granular children: the full LGMGC."""
 
     name = "lgmgc"
-    version = 2  # children split by the v2 recursive levels (sentencex)
+    version = 3  # v2: children split by the v2 recursive levels (sentencex); v3: lg v2 parents
 
     def chunk(self, doc: Document) -> Chunking:
         base = super().chunk(doc)
