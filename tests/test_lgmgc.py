@@ -171,3 +171,12 @@ def test_split_statistics_by_hand():
                                    "candidates_per_window": 2.5, "mean_p_first_candidate": 0.3,
                                    "mean_p_last_candidate": 0.2})
     assert split_statistics([{"kind": "similarity"}]) is None
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("mg:parents=naive-500t", "a chunker sized by theta"), ("mg:parents=sentence", "a chunker sized by theta"),
+    ("mg:parents=mg", "single-level"), ("mg:parents=nope", "unknown chunker 'nope'")])
+def test_mg_refuses_parents_it_cannot_size_when_it_is_built(spec, message):
+    with pytest.raises(ConfigError, match=message):
+        make_chunker(spec)
+    assert make_chunker("mg:parents=lg").needs == ("scorer",)

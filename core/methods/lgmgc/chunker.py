@@ -11,12 +11,22 @@ and returns distinct parents (core.store.retrieval).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from core import text as T
-from core.chunkers.base import Chunk, Chunker, Chunking, MetadataPrefix, build_chunks, make_chunker, register
+from core.chunkers.base import (
+    Chunk,
+    Chunker,
+    Chunking,
+    MetadataPrefix,
+    build_chunks,
+    chunker_class,
+    make_chunker,
+    register,
+)
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.errors import ConfigError
 from core.ingest.documents import Document
@@ -133,17 +143,22 @@ class MultiGranularChunker(MetadataPrefix, Chunker):
     theta: int = 300
     parents: str = "recursive"
 
-    def _parent_chunker(self) -> Chunker:
+    def validate(self) -> None:
+        """Parents from a single-level chunker sized by θ (recursive, paragraph, lg), checked before any run."""
         if self.parents in ("mg", "lgmgc"):
             raise ConfigError("mg: parents must come from a single-level chunker")
+        parent = chunker_class(self.parents)
+        if "theta" not in {f.name for f in dataclasses.fields(parent)}:  # type: ignore[arg-type]
+            raise ConfigError(f"mg: parents must be a chunker sized by theta (recursive, paragraph, lg), "
+                              f"not '{self.parents}'")
+
+    def _parent_chunker(self) -> Chunker:
         return make_chunker(f"{self.parents}:theta={self.theta}", self.context)
 
     @property
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]
-        from core.chunkers.base import REGISTRY
-
-        parent = REGISTRY.get(self.parents.split(":")[0])
-        return tuple(parent.needs) if parent is not None and isinstance(parent.needs, tuple) else ()
+        parent = chunker_class(self.parents)
+        return tuple(parent.needs) if isinstance(parent.needs, tuple) else ()
 
     def chunk(self, doc: Document) -> Chunking:
         base = self._parent_chunker().chunk(doc)
