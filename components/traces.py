@@ -13,6 +13,7 @@ import streamlit as st
 from components import charts
 from components.html import chunk_spans_html, cnm_badges_html
 from core.ingest.documents import Document
+from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.continuity import judge_run
 from core.pipeline import ChunkRun
 
@@ -34,6 +35,10 @@ def _eos(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: 
     st.caption(f"{trace.get('forward_passes', 0)} forward passes for {trace.get('words', 0):,} words")
 
 
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
 def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
     st.subheader(f"{spec}: CNM prefixes and continuity")
     own = [c for c in run.chunks if c.doc_id == doc.doc_id]
@@ -46,6 +51,11 @@ def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, 
         title = "Continuity decisions against the true joins"
     else:
         title = "Continuity decisions (a separate document: any FALSE is a false alarm)"
+    tags = cnm_accuracy(own, [doc])
+    if tags is not None:
+        st.caption(f"CNM tags against the gold tags ({tags.chunks} chunks): category "
+                   f"{_share(tags.category_accuracy)} · model {_share(tags.model_accuracy)} · empty "
+                   f"{_share(tags.empty_rate)}")
     st.plotly_chart(charts.continuity_strip(judged, title), width="stretch", key=f"strip-{spec}")
     for c in own:
         if start <= c.start < start + window or c.meta.get("cnm_source") != "inherited":

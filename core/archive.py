@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.errors import ChunkLensError, DatasetError
-from core.ingest.datasets import joined, questions_jsonl
+from core.ingest.datasets import gold_cnm, joined, questions_jsonl
 from core.ingest.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
@@ -189,7 +189,8 @@ def _document(data: Any, doc_id: str) -> Document:
                        page_starts=[int(x) for x in data.get("page_starts") or []],
                        segments=[Segment(**s) for s in data.get("segments") or []],
                        notes=[str(n) for n in data.get("notes") or []],
-                       outline=[(int(o), int(lv), str(t)) for o, lv, t in data.get("outline") or []])
+                       outline=[(int(o), int(lv), str(t)) for o, lv, t in data.get("outline") or []],
+                       cnm=gold_cnm(data.get("cnm"), f"document {doc_id}"))
     except (TypeError, ValueError) as exc:
         raise ChunkLensError(f"document {doc_id}: not a document record") from exc
     if not doc.text.strip():

@@ -22,6 +22,7 @@ from core.evaluation.metrics import Span
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.ingest.datasets import QADataset, Question, joined
 from core.ingest.documents import Document, join_documents
+from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
@@ -249,6 +250,17 @@ def evaluate_result(services: Services, result: ChunkerResult, questions: Sequen
     spans = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
     scores, _ = evaluate([(q.qid, q.references) for q in questions], spans, result.run.spans(), ks, source_of)
     return scores
+
+
+def tag_accuracy(corpus: Corpus, result: ChunkerResult) -> CnmAccuracy | None:
+    """How right a CHOP run's tags are against the corpus's gold tags (None without tags or gold)."""
+    return cnm_accuracy(result.run.chunks, corpus.documents) if result.run is not None else None
+
+
+def gold_tags(corpus: Corpus, chunks: Sequence[Chunk]) -> list[dict[str, str] | None]:
+    """Each chunk's gold tags (its document's, or its source document's in a stream), for showing beside it."""
+    docs = {d.doc_id: d for d in corpus.documents}
+    return [gold_of(c, docs) for c in chunks]
 
 
 def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,

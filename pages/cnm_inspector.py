@@ -13,7 +13,7 @@ from components import state
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, export_tags, import_tags
 from core.pipeline import run_key
-from core.workbench import apply_cnm_edits, evaluate_result, replay_cnm_edits
+from core.workbench import apply_cnm_edits, evaluate_result, gold_tags, replay_cnm_edits, tag_accuracy
 
 state.through_app()
 st.header("CNM inspector")
@@ -38,17 +38,26 @@ if edited is None and (saved := log.batches(key)):
 current = edited or results[spec]
 chunks = current.run.chunks
 
+accuracy = tag_accuracy(corpus, current)
+if accuracy is not None:
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{v:.0%}"
+
+    st.markdown(f"**Tags against the gold tags** ({accuracy.chunks} chunks): category {pct(accuracy.category_accuracy)}"
+                f" · model {pct(accuracy.model_accuracy)} · empty {pct(accuracy.empty_rate)}")
+golds = gold_tags(corpus, chunks)
 rows = [{"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
          "category": (c.meta.get("cnm") or {}).get("category") or "",
          "nouns": ", ".join((c.meta.get("cnm") or {}).get("nouns") or []),
          "model": (c.meta.get("cnm") or {}).get("model") or "", "source": c.meta.get("cnm_source"),
-         "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]} for c in chunks]
+         "gold model": (g or {}).get("model") or "",
+         "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]} for c, g in zip(chunks, golds)]
 frame = pd.DataFrame(rows)
 st.caption("Edit category, nouns or model (the whole run of continuing chunks takes the tag), or tick / untick "
            "'continues' to flip a decision. Then apply.")
 changed_frame = st.data_editor(
     frame, hide_index=True, width="stretch", key=f"editor-{spec}",
-    disabled=["chunk", "start", "source", "reason", "text"],
+    disabled=["chunk", "start", "source", "gold model", "reason", "text"],
     column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document")},
 )
 

@@ -34,8 +34,21 @@ class BuildError(Exception):
     """A problem in the source files; the message names the file and line."""
 
 
-def read_manuals(folder: Path) -> list[dict[str, str]]:
-    """One corpus row per `*.md` file, sorted by name: doc_id is the stem, title the first line."""
+#: the gold CNM of every manual: its category from the file name's first part, its model from the second
+#: (`aircon-225B` -> air conditioner, 225B), so that CHOP's tags can be scored against them
+CATEGORY_OF = {"aircon": "air conditioner", "camera": "camera", "dehumidifier": "dehumidifier", "fan": "fan"}
+
+
+def gold_cnm(doc_id: str, where: str) -> dict[str, str]:
+    kind, _, model = doc_id.partition("-")
+    if kind not in CATEGORY_OF or not model:
+        raise BuildError(f"{where}: name the file <kind>-<model>.md with kind one of {sorted(CATEGORY_OF)}")
+    return {"category": CATEGORY_OF[kind], "model": model}
+
+
+def read_manuals(folder: Path) -> list[dict[str, Any]]:
+    """One corpus row per `*.md` file, sorted by name: doc_id is the stem, title the first line, and the gold
+    CNM (`cnm`) from the file name."""
     paths = sorted(folder.glob("*.md"))
     if not paths:
         raise BuildError(f"{folder}: no manuals (*.md) found")
@@ -45,7 +58,8 @@ def read_manuals(folder: Path) -> list[dict[str, str]]:
         first = text.split("\n", 1)[0]
         if not first.startswith("# "):
             raise BuildError(f"{path}:1: the first line must be the title, starting with '# '")
-        docs.append({"doc_id": path.stem, "title": first[2:].strip(), "text": text})
+        docs.append({"doc_id": path.stem, "title": first[2:].strip(), "text": text,
+                     "cnm": gold_cnm(path.stem, str(path))})
     return docs
 
 
@@ -152,8 +166,10 @@ def readme(docs: list[dict[str, str]], questions: list[dict[str, Any]]) -> str:
     lines += [
         "",
         "## Format (qa-spans v1)",
-        "- `corpus.jsonl`: one manual a line, `{\"doc_id\", \"title\", \"text\"}`; `doc_id` is the file name",
-        "  without `.md`, `title` the first line without `# `, `text` the whole file.",
+        "- `corpus.jsonl`: one manual a line, `{\"doc_id\", \"title\", \"text\", \"cnm\"}`; `doc_id` is the file",
+        "  name without `.md`, `title` the first line without `# `, `text` the whole file, `cnm` the manual's gold",
+        "  tags `{\"category\", \"model\"}` (from the file name: `aircon-225B` is an air conditioner, model 225B),",
+        "  against which CHOP's CNM tags are scored.",
         "- `questions.jsonl`: one question a line, `{\"qid\", \"question\", \"answer\", \"references\": [{\"doc_id\",",
         "  \"start\", \"end\"}], \"product\", \"qa_type\"}`. The question text does not name the product; `product`",
         "  holds it (for example `Nordwind 225B air conditioner`) so a benchmark can prepend it.",

@@ -63,6 +63,19 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+GOLD_FIELDS = ("category", "model")
+
+
+def gold_cnm(value: Any, where: str) -> dict[str, str] | None:
+    """A document's optional gold tags: an object with string `category` and / or `model` (other keys ignored)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or any(not isinstance(value.get(k), str | None) for k in GOLD_FIELDS):
+        raise DatasetError(f"{where}: 'cnm' must be an object with string fields category and model")
+    gold = {k: value[k].strip() for k in GOLD_FIELDS if isinstance(value.get(k), str) and value[k].strip()}
+    return gold or None
+
+
 def load_dataset(folder: str | Path) -> QADataset:
     """Load and check a qa-spans v1 folder; every problem is a `DatasetError` naming file and line."""
     root = Path(folder)
@@ -76,7 +89,8 @@ def load_dataset(folder: str | Path) -> QADataset:
             raise DatasetError(f"{corpus_path}:{n}: needs string fields doc_id and text")
         if doc_id in docs:
             raise DatasetError(f"{corpus_path}:{n}: duplicate doc_id '{doc_id}'")
-        docs[doc_id] = Document(doc_id, str(obj.get("title") or doc_id), text, source=str(corpus_path))
+        docs[doc_id] = Document(doc_id, str(obj.get("title") or doc_id), text, source=str(corpus_path),
+                                cnm=gold_cnm(obj.get("cnm"), f"{corpus_path}:{n}"))
     if not docs:
         raise DatasetError(f"{corpus_path}: no documents")
     questions: list[Question] = []

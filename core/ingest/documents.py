@@ -54,6 +54,7 @@ class Segment:
     title: str
     start: int
     end: int
+    cnm: dict[str, str] | None = None  # the source document's gold tags, when it has them
 
 
 @dataclass
@@ -67,6 +68,8 @@ class Document:
     notes: list[str] = field(default_factory=list)  # loaded, but the user should know (e.g. a guessed encoding)
     #: a PDF's outline (bookmarks) as [offset, level, title], each at the start of the page it points to
     outline: list[tuple[int, int, str]] = field(default_factory=list)
+    #: gold tags {"category", "model"} of a QA set's document (a corpus.jsonl `cnm` object), to score CNM tags
+    cnm: dict[str, str] | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -392,7 +395,7 @@ def join_documents(docs: list[Document], doc_id: str = "stream", separator: str 
         if i:
             parts.append(separator)
             pos += len(separator)
-        segments.append(Segment(doc.doc_id, doc.title, pos, pos + len(doc.text)))
+        segments.append(Segment(doc.doc_id, doc.title, pos, pos + len(doc.text), doc.cnm))
         parts.append(doc.text)
         pos += len(doc.text)
     return Document(doc_id=doc_id, title=f"{len(docs)} documents joined", text="".join(parts), segments=segments)

@@ -1,0 +1,82 @@
+"""How right CHOP's CNM tags are, against gold tags (a QA set's `cnm` per document; see sample_data/README.md).
+
+Over the chunks of a run that carry a CNM and lie in a document with gold tags:
+- category accuracy: the share of those with a gold category whose category matches it. Categories match when
+  the tag holds the gold category's words in order, case-folded, punctuation ignored ("Split Air-Conditioner"
+  names an air conditioner; "conditioner" does not);
+- model accuracy: the share of those with a gold model whose model matches it, by `models_match` (the rule the
+  CNM filter searches with, so a tag that counts here is one the filter would find);
+- empty rate: the share whose tag is empty (no category, no nouns, no model): nothing for the prefix or the
+  filter to work with.
+A chunk of a joined stream is judged against the gold of the source document holding its midpoint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.chunkers.base import Chunk, register_report_fields
+from core.ingest.documents import Document
+from core.methods.chop.rules import models_match
+from core.pipeline import ChunkRun
+
+
+@dataclass(frozen=True)
+class CnmAccuracy:
+    chunks: int  # tagged chunks with gold tags to compare against
+    category_accuracy: float | None  # None: no gold category
+    model_accuracy: float | None  # None: no gold model
+    empty_rate: float
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", text.casefold())) + " "
+
+
+def categories_match(gold: str | None, tag: str | None) -> bool:
+    if not gold or not tag:
+        return False
+    g, t = _words(gold), _words(tag)
+    return g.strip() != "" and g in t
+
+
+def gold_of(chunk: Chunk, docs: dict[str, Document]) -> dict[str, str] | None:
+    """The gold tags for a chunk: its document's, or in a stream its midpoint's source document's."""
+    doc = docs.get(chunk.doc_id)
+    if doc is None:
+        return None
+    if not doc.segments:
+        return doc.cnm
+    mid = (chunk.start + chunk.end) // 2
+    return next((s.cnm for s in doc.segments if s.start <= mid < s.end), None)
+
+
+def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmAccuracy | None:
+    """The three shares over the tagged chunks that have gold tags; None when there are none."""
+    docs = {d.doc_id: d for d in documents}
+    judged = [(c.meta["cnm"] or {}, gold) for c in chunks if "cnm" in c.meta and (gold := gold_of(c, docs))]
+    if not judged:
+        return None
+    with_category = [(tag, gold) for tag, gold in judged if gold.get("category")]
+    with_model = [(tag, gold) for tag, gold in judged if gold.get("model")]
+    empty = sum(1 for tag, _ in judged if not (tag.get("category") or tag.get("model") or tag.get("nouns")))
+    return CnmAccuracy(
+        chunks=len(judged),
+        category_accuracy=(sum(categories_match(g["category"], t.get("category")) for t, g in with_category)
+                           / len(with_category)) if with_category else None,
+        model_accuracy=(sum(bool(t.get("model")) and models_match(g["model"], t.get("model")) for t, g in with_model)
+                        / len(with_model)) if with_model else None,
+        empty_rate=empty / len(judged),
+    )
+
+
+@register_report_fields
+def accuracy_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | int | None]:
+    """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate` (None where there are no tags or no gold)."""
+    acc = cnm_accuracy(run.chunks, documents)
+    return {"cnm_category_accuracy": acc.category_accuracy if acc else None,
+            "cnm_model_accuracy": acc.model_accuracy if acc else None,
+            "cnm_empty_rate": acc.empty_rate if acc else None,
+            "cnm_judged_chunks": acc.chunks if acc else 0}
