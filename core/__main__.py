@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only each folder's first N documents and the questions about them")
     bench.add_argument("--doc-ids", type=lambda v: [x for x in v.split(",") if x], metavar="ID[,ID...]",
                        help="only these documents and the questions about them")
+    bench.add_argument("--gold-cnm", type=Path, metavar="FILE",
+                       help="gold CNM tags per document (e.g. docs/gold/emanual_galaxy.json), to score CHOP's tags")
     bench.add_argument("--out", type=Path, help="write the JSON report here")
     _service_flags(bench)
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
@@ -180,11 +182,13 @@ def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = Fa
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from core.evaluation.bench import BenchOptions, bench_dataset, format_table
-    from core.ingest.datasets import first_documents, load_dataset, select_documents
+    from core.ingest.datasets import attach_gold, first_documents, load_dataset, select_documents
     from core.services import needs_of
 
     settings_from_flags(args)  # bad flags fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
+    if args.gold_cnm:
+        datasets = [attach_gold(d, args.gold_cnm) for d in datasets]
     if args.doc_ids:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
     if args.max_docs:

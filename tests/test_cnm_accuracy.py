@@ -106,3 +106,32 @@ def test_every_bench_result_carries_the_cnm_fields(cached_minilm, workspace):
     assert report["naive-500t"]["cnm_model_accuracy"] is None and report["naive-500t"]["cnm_judged_chunks"] == 0
     assert report["chop"]["cnm_model_accuracy"] == 1.0 and report["chop"]["cnm_empty_rate"] == 0.0
     assert report["chop"]["cnm_judged_chunks"] == report["chop"]["n_chunks"]
+
+
+def test_gold_tags_from_a_file_and_the_bench_flag(tmp_path, capsys):
+    from core.__main__ import main
+    from core.ingest.datasets import attach_gold
+
+    ds = load_dataset(sample_folder())
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"documents": {"fan-F30": {"category": "electric fan", "model": "F-30"}}}))
+    tagged = attach_gold(ds, gold)
+    by_id = {d.doc_id: d.cnm for d in tagged.documents}
+    assert by_id["fan-F30"] == {"category": "electric fan", "model": "F-30"}  # the file wins
+    assert by_id["camera-X100"] == {"category": "camera", "model": "X100"}  # the corpus's own gold stays
+    gold.write_text(json.dumps({"documents": {"no-such-manual": {"model": "Z"}}}))
+    with pytest.raises(DatasetError, match="no document 'no-such-manual'"):
+        attach_gold(ds, gold)
+    gold.write_text("[1, 2]")
+    assert main(["bench", "--data", str(sample_folder()), "--chunkers", "chop", "--gold-cnm", str(gold)]) == 2
+    assert "not a gold-tags file" in capsys.readouterr().err
+
+
+def test_the_emanual_gold_file_names_a_model_for_every_manual_title():
+    from pathlib import Path
+
+    gold = json.loads((Path(__file__).resolve().parents[1] / "docs" / "gold" / "emanual_galaxy.json").read_text())
+    assert len(gold["documents"]) == 19
+    assert all(g["model"] and g["category"] in ("smartphone", "tablet", "smartwatch")
+               for g in gold["documents"].values())
+    assert gold["documents"]["Galaxy_S10_Lite"]["model"] == "S10 Lite"

@@ -122,6 +122,24 @@ def load_dataset(folder: str | Path) -> QADataset:
     return QADataset(root.name, list(docs.values()), questions, source=str(root))
 
 
+def attach_gold(dataset: QADataset, path: str | Path) -> QADataset:
+    """The dataset with gold CNM tags from a file `{"documents": {doc_id: {"category", "model"}}}` (for a set whose
+    corpus carries none, such as docs/gold/emanual_galaxy.json); a document the file does not name keeps its own."""
+    source = Path(path)
+    try:
+        tags = json.loads(source.read_text(encoding="utf-8"))["documents"]
+        assert isinstance(tags, dict)
+    except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+        raise DatasetError(f"{source}: not a gold-tags file (want {{\"documents\": {{doc_id: {{...}}}}}})") from exc
+    known = {d.doc_id for d in dataset.documents}
+    unknown = sorted(set(tags) - known)
+    if unknown:
+        raise DatasetError(f"{source}: no document {', '.join(repr(u) for u in unknown[:5])} in {dataset.name}")
+    docs = [replace(d, cnm=gold_cnm(tags[d.doc_id], f"{source}: {d.doc_id}") if d.doc_id in tags else d.cnm)
+            for d in dataset.documents]
+    return replace(dataset, documents=docs)
+
+
 def questions_jsonl(questions: list[Question]) -> bytes:
     """`questions` as the lines of a qa-spans v1 questions.jsonl (what `load_dataset` reads back)."""
     lines = []
