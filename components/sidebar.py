@@ -17,10 +17,10 @@ def render() -> None:
                                  help="bundled:all-MiniLM-L6-v2, a sentence-transformers folder, or openai:<model>")
         long_text = st.selectbox("Texts longer than the embedder reads", ["truncate", "window"],
                                  index=["truncate", "window"].index(current.long_text))
-        llm = st.selectbox("CNM backend (CHOP)", ["rule", "local", "openai"],
-                           index=["rule", "local", "openai"].index(current.llm),
-                           format_func={"rule": "rule-based (no model)", "local": "local SmolLM2",
-                                        "openai": "OpenAI-compatible"}.get)
+        kinds = ["rule", "llamacpp", "local", "openai"]
+        llm = st.selectbox("CNM backend (CHOP)", kinds, index=kinds.index(current.llm),
+                           format_func={"rule": "rule-based (no model)", "llamacpp": "local SmolLM2 (llama.cpp, JSON)",
+                                        "local": "local SmolLM2 (transformers)", "openai": "OpenAI-compatible"}.get)
         llm_model = st.text_input("LLM model", current.llm_model, help="e.g. gpt-4o-mini, llama3.1 (Ollama)")
         llm_base_url = st.text_input("LLM base URL", current.llm_base_url, help="empty for api.openai.com")
         key = st.text_input("API key (this session only)", type="password", value="",

@@ -86,10 +86,13 @@ def build_services(settings: Settings, api_key: str | None = None,
 
 @register_service("chat")
 def _chat_client(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> LLMClient:
-    """The OpenAI-compatible server when the settings name one, otherwise the bundled local model."""
+    """The OpenAI-compatible server or the in-process llama.cpp model when the settings name one, otherwise the
+    bundled model through transformers."""
     from core.llm.factory import make_chat_client
 
     if settings.llm == "openai":
         return make_chat_client("openai", ws.cache, model=settings.llm_model or None,
                                 base_url=settings.llm_base_url or None, api_key=api_key, timeout=settings.llm_timeout)
+    if settings.llm == "llamacpp":
+        return make_chat_client("llamacpp", ws.cache, model=settings.llm_model or None)
     return make_chat_client("local", ws.cache, model=settings.llm_model or None if settings.llm == "local" else None)

@@ -24,7 +24,7 @@ class Settings(BaseModel):
     workspace: str = Field(default_factory=lambda: str(default_root()))
     embedder: str = BUNDLED_MINILM
     long_text: Literal["truncate", "window"] = "truncate"
-    llm: Literal["rule", "local", "openai"] = "rule"
+    llm: Literal["rule", "local", "llamacpp", "openai"] = "rule"
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 60.0

@@ -1,5 +1,6 @@
 """CHOP's CNM backend, the service chop chunkers ask for as "llm": the rule-based tagger (no model) or CNM
-prompts over a cached chat client ("local" transformers model or any OpenAI-compatible server)."""
+prompts over a cached chat client ("local" transformers model, "llamacpp" in-process GGUF with JSON-constrained
+answers, or any OpenAI-compatible server)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from core.services import register_service
 from core.settings import Settings
 from core.workspace import Workspace
 
-LLM_KINDS = ("rule", "local", "openai")
+LLM_KINDS = ("rule", "local", "llamacpp", "openai")
 
 
 def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None, **chat: Any) -> RuleCnm | PromptedCnm:

@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from core.llm.base import ChatRequest, LLMClient, LLMStats
 
-PROMPT_VERSION = 2  # 2: texts fenced by TEXT_START / TEXT_END; part of the backend key, so caches follow it
+PROMPT_VERSION = 3  # 2: texts fenced by TEXT_START / TEXT_END; 3: string lengths capped in the schemas (a
+# grammar-constrained model then always closes its JSON within max_tokens); part of the backend key
 TEXT_START, TEXT_END = "<<<MANUAL_TEXT>>>", "<<<END_MANUAL_TEXT>>>"
 _MARKER = re.compile(r"<<<\s*(?:END_)?MANUAL_TEXT\s*>>>", re.IGNORECASE)
 MAX_FIELD_CHARS = 120  # category, model, each noun: real tags are a few words
@@ -76,16 +77,16 @@ Current text to judge:
 CNM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "category": {"type": ["string", "null"]},
-        "nouns": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
-        "model": {"type": ["string", "null"]},
+        "category": {"type": ["string", "null"], "maxLength": 60},
+        "nouns": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 2},
+        "model": {"type": ["string", "null"], "maxLength": 40},
         "confidence": {"type": "number"},
     },
     "required": ["category", "nouns", "model", "confidence"],
 }
 CONTINUITY_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"same": {"type": "boolean"}, "reason": {"type": "string"}},
+    "properties": {"same": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
     "required": ["same"],
 }
 
