@@ -135,3 +135,16 @@ def test_the_emanual_gold_file_names_a_model_for_every_manual_title():
     assert all(g["model"] and g["category"] in ("smartphone", "tablet", "smartwatch")
                for g in gold["documents"].values())
     assert gold["documents"]["Galaxy_S10_Lite"]["model"] == "S10 Lite"
+
+
+def test_copy_rate_counts_example_models_the_text_never_names():
+    from core.methods.chop.accuracy import copy_rate
+
+    fan = Document("fan", "Fan", "The T12 tower fan. " * 10)
+    aircon = Document("ac", "AC", "The 225B air conditioner. " * 10)
+    chunks = [_chunk("fan", 0, 10, {"model": "225B"}, 0),  # copied: the fan manual never says 225B
+              _chunk("fan", 10, 20, {"model": "T12"}, 1),
+              _chunk("ac", 0, 10, {"model": "225b"}, 0),  # read: the manual names it
+              _chunk("ac", 10, 20, {"model": None}, 1)]
+    assert copy_rate(chunks, [fan, aircon]) == pytest.approx(1 / 4)
+    assert copy_rate([Chunk("fan", 0, 5, "The T", 1)], [fan]) is None  # no tags: nothing to rate

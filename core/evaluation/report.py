@@ -21,6 +21,7 @@ EXTRAS = {
     "CNM category acc": lambda r: r.get("cnm_category_accuracy"),
     "CNM model acc": lambda r: r.get("cnm_model_accuracy"),
     "CNM empty": lambda r: r.get("cnm_empty_rate"),
+    "CNM copied": lambda r: r.get("cnm_copy_rate"),
     "answer F1": lambda r: r.get("answer_f1"),
     "answer ROUGE-L": lambda r: r.get("answer_rouge_l"),
     "answer calls": lambda r: r.get("answer_calls") if "answer_f1" in r else None,

@@ -8,6 +8,8 @@ Over the chunks of a run that carry a CNM and lie in a document with gold tags:
   CNM filter searches with, so a tag that counts here is one the filter would find);
 - empty rate: the share whose tag is empty (no category, no nouns, no model): nothing for the prefix or the
   filter to work with.
+- copy rate (no gold needed): the share whose model is one of the prompts' example models that their document
+  never names, i.e. copied from the prompt.
 A chunk of a joined stream is judged against the gold of the source document holding its midpoint.
 """
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 from core.chunkers.base import Chunk, register_report_fields
 from core.ingest.documents import Document
+from core.methods.chop.cnm import PROMPT_EXAMPLE_MODELS
 from core.methods.chop.rules import models_match
 from core.pipeline import ChunkRun
 
@@ -72,11 +75,37 @@ def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmA
     )
 
 
+def copy_rate(chunks: Sequence[Chunk], documents: Sequence[Document]) -> float | None:
+    """The share of tagged chunks whose model is one of the prompts' example models although their document (in
+    a stream: the source document under the chunk's midpoint) never names it: copied from the prompt, not read.
+    None when no chunk carries a tag."""
+    docs = {d.doc_id: d for d in documents}
+    examples = {m.casefold(): m for m in PROMPT_EXAMPLE_MODELS}
+    tagged = copied = 0
+    for c in chunks:
+        if "cnm" not in c.meta:
+            continue
+        tagged += 1
+        model = ((c.meta["cnm"] or {}).get("model") or "").strip().casefold()
+        doc = docs.get(c.doc_id)
+        if model in examples and doc is not None and model not in _source_text(c, doc).casefold():
+            copied += 1
+    return copied / tagged if tagged else None
+
+
+def _source_text(chunk: Chunk, doc: Document) -> str:
+    mid = (chunk.start + chunk.end) // 2
+    seg = next((s for s in doc.segments if s.start <= mid < s.end), None)
+    return doc.text[seg.start:seg.end] if seg else doc.text
+
+
 @register_report_fields
 def accuracy_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | int | None]:
-    """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate` (None where there are no tags or no gold)."""
+    """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate` (None where there are no tags or no gold)
+    and `cnm_copy_rate` (None where there are no tags)."""
     acc = cnm_accuracy(run.chunks, documents)
     return {"cnm_category_accuracy": acc.category_accuracy if acc else None,
             "cnm_model_accuracy": acc.model_accuracy if acc else None,
             "cnm_empty_rate": acc.empty_rate if acc else None,
-            "cnm_judged_chunks": acc.chunks if acc else 0}
+            "cnm_judged_chunks": acc.chunks if acc else 0,
+            "cnm_copy_rate": copy_rate(run.chunks, documents)}
