@@ -497,6 +497,7 @@ def test_chop_windows_are_naive_windows_with_a_piecewise_constant_cnm(text, size
 
 @settings(max_examples=100, deadline=None)
 @given(text=TEXTS, theta=st.integers(2, 60), min_share=st.floats(0.0, 0.99))
+@example(text="The fig.. The.", theta=2, min_share=0.0)  # a sentence end inside "fig..": the cut moves past it
 def test_lg_cuts_each_window_at_its_most_likely_sentence_end(text, theta, min_share):
     min_words = min(theta - 1, int(theta * min_share))
     scorer = FakeEosScorer()
@@ -517,7 +518,8 @@ def test_lg_cuts_each_window_at_its_most_likely_sentence_end(text, theta, min_sh
                               for p in w["positions"]]
         else:
             assert w["split"] == w["end"]
-        assert (c.start, c.end) == T.strip_span(text, w["start"], w["split"])
+        assert w["cut"] >= w["split"] and not T.words(text[w["split"]:w["cut"]])[1:]  # at most the word's rest
+        assert (c.start, c.end) == T.strip_span(text, w["start"], w["cut"])
 
 
 class FirstEndScorer(FakeEosScorer):

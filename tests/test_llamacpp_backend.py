@@ -10,7 +10,7 @@ from core.errors import ConfigError
 from core.ingest.datasets import load_dataset
 from core.llm.base import ChatRequest
 from core.llm.factory import make_chat_client
-from core.methods.chop.cnm import CNM_SCHEMA, PromptedCnm
+from core.methods.chop.cnm import CNM_SCHEMA, PROMPT_VERSION, PromptedCnm
 from core.workbench import sample_folder
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python comes with requirements-server.txt (the test setup)")
@@ -27,8 +27,8 @@ def test_every_window_of_a_sample_manual_gets_a_schema_valid_cnm(tmp_path):
     for r in results:
         assert r.error is None and not r.failed, r.raw
         tag = r.cnm
-        assert tag.category is None or len(tag.category) <= props["category"]["maxLength"]
-        assert tag.model is None or len(tag.model) <= props["model"]["maxLength"]
+        assert tag.category is None or len(tag.category) <= props["category"]["anyOf"][0]["maxLength"]
+        assert tag.model is None or len(tag.model) <= props["model"]["anyOf"][0]["maxLength"]
         assert len(tag.nouns) <= props["nouns"]["maxItems"]
     assert client.stats.calls == len(windows) and client.stats.errors == 0
     again = make_chat_client("llamacpp", tmp_path)
@@ -61,4 +61,4 @@ def test_the_setting_and_the_flag_name_the_backend(tmp_path):
     services = build_services(settings_from_flags(args), needs={"llm", "chat"})
     assert isinstance(services.llm, PromptedCnm) and isinstance(services.llm.client.backend, LlamaCppChat)
     assert isinstance(services.chat.backend, LlamaCppChat)  # lumber and answers use it too
-    assert services.llm.key.startswith("prompted:v3:llamacpp:")
+    assert services.llm.key.startswith(f"prompted:v{PROMPT_VERSION}:llamacpp:")

@@ -84,9 +84,10 @@ Current text to judge:
 CNM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "category": {"type": ["string", "null"], "maxLength": 60},
+        # anyOf rather than a type list: llama.cpp's grammar keeps maxLength only on a plain string type
+        "category": {"anyOf": [{"type": "string", "maxLength": 60}, {"type": "null"}]},
         "nouns": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 2},
-        "model": {"type": ["string", "null"], "maxLength": 40},
+        "model": {"anyOf": [{"type": "string", "maxLength": 40}, {"type": "null"}]},
         "confidence": {"type": "number"},
     },
     "required": ["category", "nouns", "model", "confidence"],

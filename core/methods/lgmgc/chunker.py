@@ -67,7 +67,7 @@ def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> t
         else:
             split = limit
             windows.append({"start": start, "end": limit, "positions": [], "p": [], "split": split})
-        split = _outside_words(words, w, split)
+        split = windows[-1]["cut"] = _outside_words(words, w, split)  # "split" stays the chosen sentence end
         s, e = T.strip_span(text, start, split)
         if e > s:
             spans.append((s, e))
