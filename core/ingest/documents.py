@@ -80,6 +80,11 @@ class Document:
         """Offsets where a new source document begins inside a stream (none for a single document)."""
         return [seg.start for seg in self.segments[1:]]
 
+    def segment_at(self, offset: int) -> Segment | None:
+        """The source document of a stream holding `offset` (None outside every segment, or for a single
+        document)."""
+        return next((s for s in self.segments if s.start <= offset < s.end), None)
+
     def page_at(self, offset: int) -> int | None:
         """1-based page number holding `offset`, for PDFs."""
         if not self.page_starts:

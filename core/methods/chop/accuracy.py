@@ -52,8 +52,8 @@ def gold_of(chunk: Chunk, docs: dict[str, Document]) -> dict[str, str] | None:
         return None
     if not doc.segments:
         return doc.cnm
-    mid = (chunk.start + chunk.end) // 2
-    return next((s.cnm for s in doc.segments if s.start <= mid < s.end), None)
+    seg = doc.segment_at((chunk.start + chunk.end) // 2)
+    return seg.cnm if seg else None
 
 
 def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmAccuracy | None:
@@ -94,8 +94,7 @@ def copy_rate(chunks: Sequence[Chunk], documents: Sequence[Document]) -> float |
 
 
 def _source_text(chunk: Chunk, doc: Document) -> str:
-    mid = (chunk.start + chunk.end) // 2
-    seg = next((s for s in doc.segments if s.start <= mid < s.end), None)
+    seg = doc.segment_at((chunk.start + chunk.end) // 2)
     return doc.text[seg.start:seg.end] if seg else doc.text
 
 
