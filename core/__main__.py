@@ -170,13 +170,11 @@ def settings_from_flags(args: argparse.Namespace):
         raise ConfigError(f"--{'-'.join(str(p) for p in err['loc']).replace('_', '-')}: {err['msg']}") from exc
 
 
-def _services(args: argparse.Namespace, specs: list[str], chat_needed: bool = False):
-    """The services these chunkers need (`Chunker.needs`), from the flags, through the app's builder. Bad specs
-    and bad flags fail here, before any model loads."""
-    from core.services import build_services, needs_of
+def _services(settings, needs: set[str]):
+    """The services the chunkers need (`core.services.needs_of`), through the app's builder; the callers check
+    flags and specs first, so they fail before any slow work."""
+    from core.services import build_services
 
-    needs = needs_of(specs) | ({"chat"} if chat_needed else set())
-    settings = settings_from_flags(args)
     _quiet_libraries()
     return build_services(settings, needs=needs)
 
@@ -186,7 +184,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from core.ingest.datasets import attach_gold, first_documents, load_dataset, select_documents
     from core.services import needs_of
 
-    settings_from_flags(args)  # bad flags fail before slow work
+    settings = settings_from_flags(args)  # bad flags fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.gold_cnm:
         datasets = [attach_gold(d, args.gold_cnm) for d in datasets]
@@ -194,10 +192,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
     if args.max_docs:
         datasets = [first_documents(d, args.max_docs) for d in datasets]
-    needs_of(args.chunkers)  # unknown names and bad parameters fail now, too
+    needs = needs_of(args.chunkers)  # unknown names and bad parameters fail now, too
     if args.answers < 0 or args.answer_k < 1:
         raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
-    services = _services(args, args.chunkers, chat_needed=args.answers > 0)
+    services = _services(settings, needs | ({"chat"} if args.answers > 0 else set()))
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
     for ds in datasets:
@@ -227,8 +225,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.out.suffix.lower() not in FORMATS:
         raise ChunkLensError(f"--out must end in .jsonl or .csv (got '{args.out.name}')")
     documents, dataset = folder_documents(args.data)  # fail on a bad folder before any slow work
-    needs_of(args.chunkers)
-    services = _services(args, args.chunkers)
+    settings, needs = settings_from_flags(args), needs_of(args.chunkers)
+    services = _services(settings, needs)
     corpus = make_corpus(documents, dataset, args.join)
     context = services.context()
     progress = _Bars(sys.stderr.isatty())
