@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.state import settings
-from core.methods.lgmgc.scoring import DTYPES, EOS_MODES
+from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
 from core.settings import Settings, save_settings
 
 
@@ -25,13 +25,18 @@ def render() -> None:
         llm_base_url = st.text_input("LLM base URL", current.llm_base_url, help="empty for api.openai.com")
         key = st.text_input("API key (this session only)", type="password", value="",
                             help="Kept in memory for this browser session; never saved or shown again.")
+        scorer_engine = st.selectbox("LGMGC scorer engine", SCORER_ENGINES,
+                                     index=SCORER_ENGINES.index(current.scorer_engine),
+                                     format_func={"transformers": "transformers (torch)",
+                                                  "llamacpp": "llama.cpp (the GGUF in-process)"}.get)
         scorer_model = st.text_input("LGMGC scorer model", current.scorer_model,
-                                     help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder")
+                                     help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder "
+                                          "(transformers) or a .gguf file (llama.cpp)")
         eos_mode = st.selectbox("LGMGC: end of text means", EOS_MODES, index=EOS_MODES.index(current.eos_mode),
                                 format_func={"eos": "end tokens (<|im_end|>, <|endoftext|>)",
                                              "paragraph": "a blank line (new paragraph)", "sum": "either"}.get)
         scorer_dtype = st.selectbox("LGMGC scorer precision", DTYPES, index=DTYPES.index(current.scorer_dtype),
-                                    help="bfloat16 is faster on CPUs with AVX-512 BF16")
+                                    help="transformers engine: bfloat16 is faster on CPUs with AVX-512 BF16")
         chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
         workspace = st.text_input("Workspace folder", current.workspace)
         top_k = st.number_input("Top k", 1, 50, current.top_k)
@@ -51,6 +56,7 @@ def render() -> None:
             new = Settings(workspace=workspace, embedder=embedder, long_text=long_text, llm=llm,
                            llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
                            scorer_model=scorer_model, eos_mode=eos_mode, scorer_dtype=scorer_dtype,
+                           scorer_engine=scorer_engine,
                            chroma_server=chroma, top_k=int(top_k), max_upload_mb=int(max_upload_mb),
                            retrieval=retrieval, fusion=fusion, lexical_weight=float(lexical_weight))
             if key:

@@ -37,7 +37,7 @@ def _specs(text: str) -> list[str]:
 
 def _service_flags(parser: argparse.ArgumentParser) -> None:
     """The flags naming the services chunkers use (shared by bench and export)."""
-    from core.methods.lgmgc.scoring import DTYPES, EOS_MODES
+    from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
 
     parser.add_argument("--workspace", type=Path,
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
@@ -57,6 +57,9 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
                        help="which next tokens count as end of text for lg/lgmgc")
     parser.add_argument("--scorer-dtype", choices=DTYPES, default="float32",
                        help="lg/lgmgc scorer precision (bfloat16: faster on CPUs with AVX-512 BF16)")
+    parser.add_argument("--scorer-engine", choices=SCORER_ENGINES, default="transformers",
+                       help="what runs the lg/lgmgc scorer: transformers (torch) or llamacpp (the GGUF in-process; "
+                            "--scorer-model is then a .gguf file)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,7 +162,8 @@ def settings_from_flags(args: argparse.Namespace):
     values = {"embedder": args.embedder or BUNDLED_MINILM, "long_text": args.long_text, "llm": args.llm,
               "llm_model": args.llm_model or "", "llm_base_url": args.llm_base_url or "",
               "llm_timeout": args.llm_timeout, "scorer_model": args.scorer_model or "", "eos_mode": args.eos_mode,
-              "scorer_dtype": args.scorer_dtype, "chroma_server": chroma, "retrieval": retrieval.mode,
+              "scorer_dtype": args.scorer_dtype, "scorer_engine": args.scorer_engine,
+              "chroma_server": chroma, "retrieval": retrieval.mode,
               "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight}
     if args.workspace:
         values["workspace"] = str(args.workspace)

@@ -48,7 +48,7 @@ class Services:
     embedder: Embedder
     store: VectorStore
     llm: Any = None  # CNM backend (core.methods.chop.backends): rule-based or prompted
-    scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.EosScorer)
+    scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.NextTokenScorer)
     chat: LLMClient | None = None  # chat client for lumber and for generated answers
     lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
 

@@ -30,7 +30,9 @@ class Settings(BaseModel):
     llm_timeout: float = 60.0
     scorer_model: str = ""  # causal LM for lg / lgmgc: empty = the bundled SmolLM2, else a folder or HF id
     eos_mode: Literal["eos", "paragraph", "sum"] = "eos"  # which next tokens count as end of text
-    scorer_dtype: Literal["float32", "bfloat16"] = "float32"
+    scorer_dtype: Literal["float32", "bfloat16"] = "float32"  # transformers engine only
+    # what runs the scorer: transformers (torch, the de-quantised checkpoint) or llama.cpp (the GGUF as it is)
+    scorer_engine: Literal["transformers", "llamacpp"] = "transformers"
     chroma_server: str = ""  # "host:port"; empty = embedded store in the workspace
     top_k: int = Field(default=5, ge=1, le=50)
     # how every chunker of a comparison is searched (core.store.retrieval.RetrievalSettings). The defaults are the best

@@ -214,6 +214,20 @@ def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
     assert "p(paragraph) bfloat16" in build_services(saved).scorer.label
 
 
+def test_the_scorer_engine_setting_persists_and_picks_llama_cpp(app, tmp_path):
+    from core.services import build_services
+    from core.settings import load_settings
+
+    [engine] = [s for s in app.selectbox if s.label == "LGMGC scorer engine"]
+    engine.select("llamacpp")
+    at = click(app, "Save settings")
+    assert not at.exception
+    saved = load_settings(tmp_path / "ws")
+    assert saved.scorer_engine == "llamacpp"
+    scorer = build_services(saved).scorer
+    assert scorer.key.startswith("scorer:llamacpp:") and "llama.cpp" in scorer.label
+
+
 def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypatch):
     """A Chroma server that does not answer is reported as the store's failure, not as bad settings, and the
     documents already added stay listed."""

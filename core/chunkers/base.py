@@ -20,7 +20,7 @@ from core.tokens import count_tokens_many
 if TYPE_CHECKING:
     from core.llm.base import LLMClient
     from core.methods.chop.cnm import CnmBackend
-    from core.methods.lgmgc.scoring import EosScorer
+    from core.methods.lgmgc.scoring import NextTokenScorer
     from core.pipeline import ChunkRun
     from core.store.embeddings import Embedder
     from core.store.retrieval import RetrievalPolicy
@@ -87,7 +87,7 @@ class ChunkerContext:
 
     embedder: Embedder | None = None
     llm: CnmBackend | None = None  # CHOP's CNM backend (core.methods.chop.backends)
-    scorer: EosScorer | None = None  # next-token scorer of a local causal LM (LGMGC)
+    scorer: NextTokenScorer | None = None  # next-token scorer of a local causal LM (LGMGC)
     chat: LLMClient | None = None  # a chat client, for LumberChunker
 
 

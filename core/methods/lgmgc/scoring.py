@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from core.errors import ConfigError
 from core.llm.local_model import BUNDLED_SMOLLM2, load_causal_lm
@@ -31,6 +32,19 @@ DTYPES = ("float32", "bfloat16")
 class ScoredWindow:
     probabilities: list[float]  # one per requested position
     n_tokens: int
+
+
+class NextTokenScorer(Protocol):
+    """What lg / lgmgc ask of their "scorer" service, whichever engine runs the model."""
+
+    key: str  # part of every chunk cache built on it
+    label: str
+    forward_passes: int
+
+    def score(self, text: str, positions: Sequence[int]) -> ScoredWindow: ...
+
+
+SCORER_ENGINES = ("transformers", "llamacpp")
 
 
 class EosScorer:

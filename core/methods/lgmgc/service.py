@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from core.llm.local_model import BUNDLED_SMOLLM2
-from core.methods.lgmgc.scoring import EosScorer
+from core.methods.lgmgc.scoring import EosScorer, NextTokenScorer
 from core.services import register_service
 from core.settings import Settings
 from core.workspace import Workspace
 
 
 @register_service("scorer")
-def eos_scorer(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> EosScorer:
+def eos_scorer(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> NextTokenScorer:
+    if settings.scorer_engine == "llamacpp":
+        from core.methods.lgmgc.scoring_llamacpp import LlamaCppEosScorer
+
+        return LlamaCppEosScorer(settings.scorer_model.strip() or None, eos_mode=settings.eos_mode)
     return EosScorer(settings.scorer_model.strip() or BUNDLED_SMOLLM2, ws.cache / "models",
                      eos_mode=settings.eos_mode, dtype=settings.scorer_dtype)

@@ -1,0 +1,132 @@
+"""LGMGC's next-token scorer on llama.cpp: the bundled GGUF read in-process, p(end of text) at many positions
+from one evaluation of the window.
+
+Why a second scorer: the transformers path first de-quantises the GGUF into a float32 checkpoint (about 12 s
+once, then a load of a few seconds per process) and needs torch; llama.cpp reads the quantised file as it is
+(under a second) and runs its Q4_1 weights directly. The two read the same weights, so their curves are close but
+not equal (llama.cpp multiplies in 4/8-bit blocks and splits "\n\n" into two tokens where the transformers
+tokenizer keeps one); `python -m bench.scorer` measures both against each other. The key differs from the torch
+scorer's, so chunk caches built on one are never read for the other.
+
+Same interface as `EosScorer`: `score(text, positions)`, `key`, `label`, `forward_passes`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.errors import ConfigError
+from core.llm.local_model import bundled_gguf
+from core.methods.lgmgc.scoring import EOS_MODES, INSTRUCTION, ScoredWindow
+
+N_CTX = 2048
+_END_TOKENS = ("<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>")
+
+
+@lru_cache(maxsize=2)
+def _load(model_path: str, n_ctx: int, n_threads: int) -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise ConfigError("the llamacpp scorer needs llama-cpp-python "
+                          "(pip install -r requirements-server.txt)") from exc
+    try:
+        return Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, logits_all=True, verbose=False)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"cannot load GGUF model '{model_path}': {exc}") from exc
+
+
+def _user_turn_prefix(llama: Any) -> str:
+    """The model's chat template cut right after the instruction, so the window is the open end of a user turn
+    (as the torch scorer does); plain instruction when the file has no template."""
+    template = llama.metadata.get("tokenizer.chat_template")
+    marker = INSTRUCTION + "\n\n"
+    if not template:
+        return marker
+    import jinja2
+
+    rendered = jinja2.Environment().from_string(template).render(
+        messages=[{"role": "user", "content": marker}], add_generation_prompt=False, bos_token="", eos_token="")
+    return rendered[: rendered.index(marker) + len(marker)] if marker in rendered else marker
+
+
+class LlamaCppEosScorer:
+    """p(eos / paragraph / sum) after character offsets of a window, one llama.cpp evaluation per window."""
+
+    def __init__(self, model: str | None = None, eos_mode: str = "eos", n_ctx: int = N_CTX,
+                 n_threads: int = 2) -> None:
+        if eos_mode not in EOS_MODES:
+            raise ConfigError(f"eos_mode must be one of {', '.join(EOS_MODES)}")
+        self.model_path = str(Path(model) if model else bundled_gguf())
+        self.eos_mode, self.n_ctx, self.n_threads = eos_mode, n_ctx, n_threads
+        file = Path(self.model_path).name
+        self.key = f"scorer:llamacpp:{file}:{eos_mode}"
+        name = "SmolLM2-135M-Instruct" if model is None else file
+        self.label = f"{name} p({eos_mode}) llama.cpp"
+        self.forward_passes = 0
+        self._lock = threading.Lock()
+        self._ids: tuple[list[int], list[int]] | None = None
+        self._prefix: list[int] | None = None
+        self._memo: dict[tuple[str, tuple[int, ...]], ScoredWindow] = {}
+
+    def _llama(self) -> Any:
+        return _load(self.model_path, self.n_ctx, self.n_threads)
+
+    def _token_sets(self, llama: Any) -> tuple[list[int], list[int]]:
+        if self._ids is None:
+            eos = {llama.token_eos()}
+            for special in _END_TOKENS:
+                ids = llama.tokenize(special.encode(), add_bos=False, special=True)
+                if len(ids) == 1 and llama.detokenize(ids, special=True) == special.encode():
+                    eos.add(ids[0])
+            para = [i for i in range(llama.n_vocab())
+                    if i not in eos and llama.detokenize([i]).startswith(b"\n\n")]
+            self._ids = (sorted(eos), para)
+        return self._ids
+
+    def _tokens(self, llama: Any, text: str) -> tuple[list[int], list[int]]:
+        """Prefix + window tokens, and each window token's end as a character offset into `text`."""
+        if self._prefix is None:
+            self._prefix = llama.tokenize(_user_turn_prefix(llama).encode(), add_bos=False, special=True)
+        room = self.n_ctx - len(self._prefix)
+        ids = llama.tokenize(text.encode(), add_bos=False, special=False)[:room]
+        ends, seen = [], b""
+        for tid in ids:
+            seen += llama.detokenize([tid])
+            ends.append(len(seen.decode("utf-8", errors="ignore")))
+        return [*self._prefix, *ids], ends
+
+    def score(self, text: str, positions: Sequence[int]) -> ScoredWindow:
+        memo_key = (text, tuple(positions))
+        if memo_key in self._memo:
+            return self._memo[memo_key]
+        llama = self._llama()
+        eos_ids, para_ids = self._token_sets(llama)
+        with self._lock:
+            tokens, ends = self._tokens(llama, text)
+            base = len(tokens) - len(ends)
+            rows = [max((i for i, end in enumerate(ends) if 0 < end <= pos), default=-1) for pos in positions]
+            llama.reset()
+            llama.eval(tokens)
+            logits = np.asarray(llama.scores[base: len(tokens)], dtype=np.float64)
+            self.forward_passes += 1
+        out = []
+        for r in rows:
+            if r < 0:
+                out.append(0.0)
+                continue
+            row = logits[r] - logits[r].max()
+            probs = np.exp(row) / np.exp(row).sum()
+            p_eos = float(probs[eos_ids].sum()) if eos_ids else 0.0
+            p_para = float(probs[para_ids].sum()) if para_ids else 0.0
+            out.append({"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[self.eos_mode])
+        scored = ScoredWindow(out, len(ends))
+        if len(self._memo) < 20_000:
+            self._memo[memo_key] = scored
+        return scored
