@@ -14,7 +14,8 @@ def render() -> None:
     current = settings()
     with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
         embedder = st.text_input("Embedder", current.embedder,
-                                 help="bundled:all-MiniLM-L6-v2, a sentence-transformers folder, or openai:<model>")
+                                 help="bundled:all-MiniLM-L6-v2, bundled:minilm-int8 (the same model in int8, faster), "
+                                      "a sentence-transformers folder, or openai:<model>")
         long_text = st.selectbox("Texts longer than the embedder reads", ["truncate", "window"],
                                  index=["truncate", "window"].index(current.long_text))
         kinds = ["rule", "llamacpp", "local", "openai"]

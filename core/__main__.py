@@ -42,7 +42,8 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", type=Path,
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
     parser.add_argument("--embedder", default=None,
-                       help="bundled:all-MiniLM-L6-v2 (default), a folder, an HF id, openai:<model>")
+                       help="bundled:all-MiniLM-L6-v2 (default), bundled:minilm-int8 (the same model in int8, "
+                            "onnxruntime), a folder, an HF id, openai:<model>")
     parser.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
                        help="texts longer than the embedder reads: truncate, or window and mean-pool")
     parser.add_argument("--llm", choices=["rule", "local", "llamacpp", "openai"], default="rule",

@@ -91,3 +91,31 @@ def test_texts_batched_by_length_come_back_in_their_own_order(tmp_path):
         cached = CachedEmbedder(small, EmbeddingCache(tmp_path / f"{long_text}.sqlite"), save_every=3)
         assert np.allclose(cached.embed(texts[:2]), alone[:2], atol=1e-5)
         assert np.allclose(cached.embed(texts), alone, atol=1e-5)
+
+
+def test_the_int8_minilm_gives_the_fp32_models_vectors_nearly_and_never_shares_its_cache(minilm, tmp_path):
+    """`bundled:minilm-int8`: the same model in int8 on onnxruntime, the same tokenizer, windows and pooling."""
+    from core.store.embeddings import make_embedder
+    from core.store.onnx_embedder import OnnxMiniLMEmbedder
+
+    int8 = OnnxMiniLMEmbedder()
+    texts = ["a cat sat on the mat", "a kitten rested on a rug", "quarterly tax credit carry-forward",
+             "Error E4 means the temperature sensor failed.", "Clean the filter every two weeks. " * 60]
+    ours, theirs = int8.embed(texts), minilm.embed(texts)
+    assert ours.shape == (5, 384) and np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert ((ours * theirs).sum(axis=1) > 0.99).all()  # int8 weights move a vector by well under 1% cosine
+    assert ours[0] @ ours[1] > 0.5 > ours[0] @ ours[2]
+    long = " ".join(f"word{i}" for i in range(600))
+    assert int8.windows(long) == minilm.windows(long)  # the same word pieces, so the same windows
+    window = OnnxMiniLMEmbedder(long_text="window")
+    head = "The air filter should be cleaned every two weeks. " * 40
+    a, b = window.embed([head + "Error E4 means the sensor failed.", head + "The battery charges in three hours."])
+    assert a @ b < 0.999
+    alone = np.stack([int8.embed([t])[0] for t in texts])  # one text: the one-thread session
+    assert np.allclose(alone, ours, atol=1e-4)
+    cached = make_embedder("bundled:minilm-int8", cache_dir=tmp_path)
+    fp32 = make_embedder("bundled:all-MiniLM-L6-v2", cache_dir=tmp_path)
+    assert cached.key != fp32.key
+    cached.embed(texts[:2])
+    fp32.embed(texts[:2])
+    assert fp32.stats.computed == 2  # int8 vectors in the same file are not fp32's

