@@ -75,7 +75,8 @@ REFERENCE_FIGURES = {
 }
 #: the targets for our chunkers: (at most this many times the fastest peer's seconds or None, at most this
 #: many times the floor's seconds)
-TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.5), "cosine": (None, 1.3), "semantic": (None, 1.3)}
+TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.5), "cosine": (None, 1.3), "semantic": (None, 1.3),
+           "cosine (int8)": (None, 0.75), "semantic (int8)": (None, 0.75)}
 
 Run = Callable[[], int]  # one timed pass; returns how many pieces (chunks, tokens, vectors) it produced
 Prepare = Callable[[str], Run]  # untimed set-up on the stage's text
@@ -174,16 +175,24 @@ def floor_stages(encoding: Any, model: Any) -> list[Stage]:
     ]
 
 
-def our_stages(embedder: Any) -> list[Stage]:
-    """Ours through the registry, exactly as the app and `python -m core bench` build them."""
+def our_stages(embedder: Any, int8: Any = None) -> list[Stage]:
+    """Ours through the registry, exactly as the app and `python -m core bench` build them; with `int8` (the
+    onnxruntime MiniLM, `bundled:minilm-int8`) the embedding chunkers once more on it, and its own sentence pass."""
     from core.chunkers.base import ChunkerContext, make_chunker
     from core.ingest.documents import Document
 
-    def chunk_with(spec: str) -> Prepare:
+    def chunk_with(spec: str, model: Any = embedder) -> Prepare:
         def prepare(text: str) -> Run:
-            chunker = make_chunker(spec, ChunkerContext(embedder=embedder))
+            chunker = make_chunker(spec, ChunkerContext(embedder=model))
             doc = Document("bench", "bench", text)
             return lambda: len(chunker.chunk(doc).chunks)
+
+        return prepare
+
+    def embed_with(model: Any) -> Prepare:
+        def prepare(text: str) -> Run:
+            sentences = list(_sentences(text))
+            return lambda: len(model.embed(sentences))
 
         return prepare
 
@@ -192,6 +201,12 @@ def our_stages(embedder: Any) -> list[Stage]:
         Stage("recursive", ("recursive",), "ours", chunk_with("recursive")),
         Stage("cosine", ("semantic",), "ours", chunk_with("cosine"), semantic=True),
         Stage("semantic", ("semantic",), "ours", chunk_with("semantic"), semantic=True),
+        *([] if int8 is None else [
+            Stage("int8 MiniLM embed sentences", ("semantic",), "ours", embed_with(int8), unit="vectors",
+                  semantic=True),
+            Stage("cosine (int8)", ("semantic",), "ours", chunk_with("cosine", int8), semantic=True),
+            Stage("semantic (int8)", ("semantic",), "ours", chunk_with("semantic", int8), semantic=True),
+        ]),
     ]
 
 
@@ -448,9 +463,10 @@ def load_text(folder: Path, chars: int | None) -> tuple[str, int]:
     return (text[:chars] if chars else text), len(docs)
 
 
-def load_services() -> tuple[Any, Any]:
+def load_services() -> tuple[Any, Any, Any]:
     """tiktoken's cl100k from the packaged files (this also points tiktoken's cache at them, for the peers that
-    load it by name) and the bundled MiniLM without a vector cache; both warmed up, so no stage pays for that."""
+    load it by name), the bundled MiniLM without a vector cache and its int8 onnxruntime twin (None when the
+    package is missing); all warmed up, so no stage pays for that."""
     from core import text as T
     from core.store.embeddings import SentenceTransformerEmbedder
     from core.tokens import TokenMap, get_encoding
@@ -458,12 +474,20 @@ def load_services() -> tuple[Any, Any]:
     encoding = get_encoding("cl100k_base")
     embedder = SentenceTransformerEmbedder(batch_size=BATCH_SIZE)
     embedder.embed(["Warm the model up.", "Twice."])
+    try:
+        from core.store.onnx_embedder import OnnxMiniLMEmbedder
+
+        int8: Any = OnnxMiniLMEmbedder(batch_size=BATCH_SIZE)
+        int8.embed([f"Warm the int8 model up with sentence {i}." for i in range(2 * BATCH_SIZE)])
+    except ChunkLensError as exc:
+        print(f"skipped the int8 stages: {exc}", file=sys.stderr)
+        int8 = None
     warm = "Warm the sentence splitters up. Twice. And the per-process tables."
     T.sentences(warm)
     T.separator_sentences(warm)
     T.word_index(warm)
     TokenMap(warm)  # builds the vocabulary's byte lengths, once per process
-    return encoding, embedder
+    return encoding, embedder, int8
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -477,8 +501,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     host = machine()
     text, n_docs = load_text(args.data, args.chars)
     semantic_text = text[: args.semantic_chars]
-    encoding, embedder = load_services()
-    stages = [*floor_stages(encoding, embedder.model), *our_stages(embedder),
+    encoding, embedder, int8 = load_services()
+    stages = [*floor_stages(encoding, embedder.model), *our_stages(embedder, int8),
               *chonkie_stages(encoding, embedder.model), *langchain_stages(embedder.model)]
     wanted = set(args.families.split(","))
     stages = [s for s in stages if wanted & set(s.families)]

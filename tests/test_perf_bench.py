@@ -13,7 +13,7 @@ import pytest
 from bench import perf
 from tests.conftest import ROOT
 
-OURS = ("naive-500t", "recursive", "cosine", "semantic")
+OURS = ("naive-500t", "recursive", "cosine", "semantic", "cosine (int8)", "semantic (int8)")
 PEERS_ALWAYS_THERE = ("chonkie TokenChunker", "chonkie RecursiveChunker", "chonkie SemanticChunker",
                       "langchain TokenTextSplitter", "langchain RecursiveCharacterTextSplitter")
 
@@ -31,7 +31,8 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
     assert report["input"]["chars"] == 5000 and report["input"]["semantic_chars"] == 3000
     assert report["machine"]["cpu_count"] >= 1 and report["memory_method"].startswith("psutil RSS")
     stages = {s["name"]: s for s in report["stages"]}
-    for name in (*OURS, *PEERS_ALWAYS_THERE, "tiktoken cl100k encode", "MiniLM embed sentences"):
+    for name in (*OURS, *PEERS_ALWAYS_THERE, "tiktoken cl100k encode", "MiniLM embed sentences",
+                 "int8 MiniLM embed sentences"):
         stage = stages[name]
         assert stage["skipped"] == "", f"{name}: {stage['skipped']}"  # nothing tried to download
         assert stage["seconds"] > 0 and stage["mb_per_s"] > 0 and stage["count"] > 0
@@ -39,7 +40,8 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
         assert name in printed
     for name in OURS:
         assert stages[name]["x_fastest_peer"] > 0 and stages[name]["x_floor"] > 0
-    assert stages["cosine"]["chars"] == stages["semantic"]["chars"] == 3000
+    assert stages["cosine"]["chars"] == stages["semantic"]["chars"] == stages["cosine (int8)"]["chars"] == 3000
+    assert stages["cosine (int8)"]["count"] == stages["cosine"]["count"]  # nearly equal vectors, the same cuts here
     assert stages["naive-500t"]["chars"] == 5000
     assert len(report["targets"]) == len(OURS) and "\ntargets\n" in printed
 
