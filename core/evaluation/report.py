@@ -20,7 +20,7 @@ EXTRAS = {
     "llm calls": lambda r: r.get("llm_calls") or None,
     "llm tokens in / out": lambda r: (f"{r['llm_tokens_in']:,} / {r['llm_tokens_out']:,}"
                                       if r.get("llm_calls") else None),
-    "chunk s": lambda r: r["seconds"]["chunk"] if r.get("llm_calls") else None,
+    "chunk s": lambda r: r["seconds"]["chunk"] if r.get("llm") else None,  # runs with a CNM backend
     "boundary F1": lambda r: r.get("boundary_f1"),
     "CNM category acc": lambda r: r.get("cnm_category_accuracy"),
     "CNM model acc": lambda r: r.get("cnm_model_accuracy"),
