@@ -92,7 +92,8 @@ def compare(data: Path, max_docs: int | None, theta: int, eos_mode: str, cache_d
     report["same_split_share"] = round(same_max / len(scored), 4) if scored else None
     report["parents"] = {"torch": len(spans["torch"]), "llamacpp": len(spans["llamacpp"]), "same": common}
     t, ll = report["engines"]["torch"], report["engines"]["llamacpp"]
-    report["speedup_per_window"] = round(t["seconds_per_window_median"] / ll["seconds_per_window_median"], 2)
+    ratio = ll["seconds_per_window_median"] / t["seconds_per_window_median"]
+    report["llamacpp_time_per_window_x_torch"] = round(ratio, 2)
     return report
 
 
@@ -104,7 +105,8 @@ def print_report(r: dict[str, Any]) -> None:
         print(f"{name:<10} {e['load_seconds']:>8.2f} {e['seconds_per_window_median']:>9.3f} "
               f"{e['seconds_windows_total']:>10.2f} {e['lg_seconds']:>8.2f} {e['forward_passes']:>7}")
     p = r["parents"]
-    print(f"llama.cpp per window: {r['speedup_per_window']}x faster than torch; p(EOS) Pearson r {r['pearson_r']}, "
+    print(f"llama.cpp per window: {r['llamacpp_time_per_window_x_torch']}x torch's time; "
+          f"p(EOS) Pearson r {r['pearson_r']}, "
           f"mean |diff| {r['mean_abs_diff']}; same split in {r['same_split_share']:.0%} of windows; "
           f"{p['same']} of {p['torch']} torch parents identical ({p['llamacpp']} llama.cpp parents)")
 

@@ -2,16 +2,15 @@
 from one evaluation of the window.
 
 Only the read positions get logits: the window goes to `llama_decode` as one batch whose `logits` flags are set
-at the sentence ends alone, as the torch scorer sends only those rows through the output layer. With every
-position's logits (`logits_all`) the 49k-word output layer cost most of the evaluation: 4.3 s for a 300-token
-window against well under a second.
+at the sentence ends alone, as the torch scorer sends only those rows through the output layer (and no
+n_ctx x 49k score table is kept, as `logits_all` would).
 
 Why a second scorer: the transformers path first de-quantises the GGUF into a float32 checkpoint (about 12 s
 once, then a load of a few seconds per process) and needs torch; llama.cpp reads the quantised file as it is
 (under a second) and runs its Q4_1 weights directly. The two read the same weights, so their curves are close but
-not equal (llama.cpp multiplies in 4/8-bit blocks and splits "\n\n" into two tokens where the transformers
-tokenizer keeps one); `python -m bench.scorer` measures both against each other. The key differs from the torch
-scorer's, so chunk caches built on one are never read for the other.
+not equal (llama.cpp multiplies in 4/8-bit blocks); `python -m bench.scorer` measures both against each other:
+on this 2-core CPU llama.cpp takes about three times torch's time per window (docs/PERF.md), so torch stays the
+default. The key differs from the torch scorer's, so chunk caches built on one are never read for the other.
 
 Same interface as `EosScorer`: `score(text, positions)`, `key`, `label`, `forward_passes`.
 """
