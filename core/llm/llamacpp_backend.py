@@ -22,15 +22,17 @@ from core.llm.local_model import bundled_gguf
 N_CTX = 2048
 
 
-@lru_cache(maxsize=2)
-def load_llama(model_path: str, n_ctx: int, n_threads: int) -> Any:
+@lru_cache(maxsize=4)
+def load_llama(model_path: str, n_ctx: int, n_threads: int, n_batch: int = 512) -> Any:
+    """One llama.cpp model per (file, context, threads, batch) in the process: the chat backend's, and LGMGC's
+    scorer's, which evaluates a whole window in one batch."""
     try:
         from llama_cpp import Llama
     except ImportError as exc:
-        raise ConfigError("the llamacpp backend needs llama-cpp-python "
+        raise ConfigError("the llamacpp engine needs llama-cpp-python "
                           "(pip install -r requirements-server.txt)") from exc
     try:
-        return Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        return Llama(model_path=model_path, n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads, verbose=False)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"cannot load GGUF model '{model_path}': {exc}") from exc
 

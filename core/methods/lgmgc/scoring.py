@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.errors import ConfigError
 from core.llm.local_model import BUNDLED_SMOLLM2, load_causal_lm
@@ -32,6 +32,14 @@ DTYPES = ("float32", "bfloat16")
 class ScoredWindow:
     probabilities: list[float]  # one per requested position
     n_tokens: int
+
+
+def end_probability(probs: Any, eos_ids: list[int], para_ids: list[int], eos_mode: str) -> float:
+    """p(end of text) from one next-token distribution (a torch or numpy row): the end tokens' mass, the
+    blank-line tokens' mass, or both (disjoint sets, so they add)."""
+    p_eos = float(probs[eos_ids].sum()) if eos_ids else 0.0
+    p_para = float(probs[para_ids].sum()) if para_ids else 0.0
+    return {"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[eos_mode]
 
 
 class NextTokenScorer(Protocol):
@@ -112,10 +120,7 @@ class EosScorer:
             if r < 0 or probs is None:
                 out.append(0.0)
                 continue
-            row = probs[wanted.index(r)]
-            p_eos = float(row[eos_ids].sum()) if eos_ids else 0.0
-            p_para = float(row[para_ids].sum()) if para_ids else 0.0
-            out.append({"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[self.eos_mode])
+            out.append(end_probability(probs[wanted.index(r)], eos_ids, para_ids, self.eos_mode))
         scored = ScoredWindow(out, len(offsets))
         if len(self._memo) < 20_000:
             self._memo[memo_key] = scored

@@ -19,31 +19,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from core.errors import ConfigError
+from core.llm.llamacpp_backend import load_llama
 from core.llm.local_model import bundled_gguf
-from core.methods.lgmgc.scoring import EOS_MODES, INSTRUCTION, ScoredWindow
+from core.methods.lgmgc.scoring import EOS_MODES, INSTRUCTION, ScoredWindow, end_probability
 
 N_CTX = 2048
 _END_TOKENS = ("<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>")
-
-
-@lru_cache(maxsize=2)
-def _load(model_path: str, n_ctx: int, n_threads: int) -> Any:
-    try:
-        from llama_cpp import Llama
-    except ImportError as exc:
-        raise ConfigError("the llamacpp scorer needs llama-cpp-python "
-                          "(pip install -r requirements-server.txt)") from exc
-    try:
-        return Llama(model_path=model_path, n_ctx=n_ctx, n_batch=n_ctx, n_threads=n_threads, verbose=False)
-    except (ValueError, OSError) as exc:
-        raise ConfigError(f"cannot load GGUF model '{model_path}': {exc}") from exc
 
 
 def _user_turn_prefix(llama: Any) -> str:
@@ -102,7 +89,7 @@ class LlamaCppEosScorer:
         self._memo: dict[tuple[str, tuple[int, ...]], ScoredWindow] = {}
 
     def _llama(self) -> Any:
-        return _load(self.model_path, self.n_ctx, self.n_threads)
+        return load_llama(self.model_path, self.n_ctx, self.n_threads, n_batch=self.n_ctx)
 
     def _token_sets(self, llama: Any) -> tuple[list[int], list[int]]:
         if self._ids is None:
@@ -147,10 +134,7 @@ class LlamaCppEosScorer:
                 out.append(0.0)
                 continue
             row = logits[base + r] - logits[base + r].max()
-            probs = np.exp(row) / np.exp(row).sum()
-            p_eos = float(probs[eos_ids].sum()) if eos_ids else 0.0
-            p_para = float(probs[para_ids].sum()) if para_ids else 0.0
-            out.append({"eos": p_eos, "paragraph": p_para, "sum": p_eos + p_para}[self.eos_mode])
+            out.append(end_probability(np.exp(row) / np.exp(row).sum(), eos_ids, para_ids, self.eos_mode))
         scored = ScoredWindow(out, len(ends))
         if len(self._memo) < 20_000:
             self._memo[memo_key] = scored
