@@ -73,7 +73,7 @@ def compare(data: Path, max_docs: int | None, theta: int, eos_mode: str, cache_d
         report["engines"][name] = {"label": scorer.label, "load_seconds": round(load, 3),
                                    "lg_seconds": round(time.perf_counter() - started, 3),
                                    "forward_passes": scorer.forward_passes}
-    scored = [w for w in windows if w["positions"]]
+    scored = windows  # the windows torch's lg scored (those with a candidate sentence end)
     curves = {}
     for name, scorer in engines.items():
         scorer._memo.clear()  # time the windows afresh

@@ -127,11 +127,7 @@ class SentenceTransformerEmbedder:
         tok = self.model.tokenizer
         with self._lock:
             enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
-        offsets = enc["offset_mapping"]
-        room = self.max_pieces - 2  # [CLS] and [SEP]
-        if len(offsets) <= room:
-            return [text]
-        return [text[offsets[i][0] : offsets[min(i + room, len(offsets)) - 1][1]] for i in range(0, len(offsets), room)]
+        return windows_at(text, enc["offset_mapping"], self.max_pieces)
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         if 0 < len(texts) <= SMALL_INPUT and not threading.current_thread().name.startswith("embed-small"):
@@ -140,6 +136,15 @@ class SentenceTransformerEmbedder:
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         return pooled_embed(self, texts, self.model.get_embedding_dimension(), progress)
+
+
+def windows_at(text: str, offsets: Sequence[tuple[int, int]], max_pieces: int) -> list[str]:
+    """`text` cut at its word pieces' character `offsets` into pieces a model reading `max_pieces` (with [CLS] and
+    [SEP]) reads whole; the text itself when it fits."""
+    room = max_pieces - 2
+    if len(offsets) <= room:
+        return [text]
+    return [text[offsets[i][0] : offsets[min(i + room, len(offsets)) - 1][1]] for i in range(0, len(offsets), room)]
 
 
 class _WindowingModel(Protocol):

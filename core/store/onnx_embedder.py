@@ -16,10 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ConfigError
-from core.store.embeddings import BUNDLED_MINILM_INT8, ProgressFn, bundled_minilm_path, pooled_embed
+from core.store.embeddings import (
+    BUNDLED_MINILM_INT8,
+    SMALL_INPUT,
+    ProgressFn,
+    bundled_minilm_path,
+    pooled_embed,
+    windows_at,
+)
 
 MAX_PIECES = 256  # what all-MiniLM-L6-v2 reads (its sentence_bert_config.json)
-SMALL_INPUT = 8  # as core.store.embeddings: a question runs on a one-thread session
 #: texts per onnxruntime call. Its int8 kernels slow down sharply with the batch: 600 chroma_eval sentences,
 #: shortest first, took 7.5-8.3 s in runs of 4, 12-13 s in runs of 16 and 32 s in runs of 128 (fp32 MiniLM
 #: through sentence-transformers: 23 s, on the same shared machine).
@@ -73,6 +79,7 @@ class OnnxMiniLMEmbedder:
         return f"{self.name} ({self.long_text}@{self.max_pieces} word pieces)"
 
     def _session_for(self, n: int):
+        """A question (at most SMALL_INPUT texts) runs on a one-thread session, as the torch embedder does."""
         if n > SMALL_INPUT:
             return self._session
         with self._small_lock:
@@ -96,11 +103,7 @@ class OnnxMiniLMEmbedder:
 
     def windows(self, text: str) -> list[str]:
         """`text` cut at word-piece offsets into pieces the model reads whole."""
-        offsets = self._plain_tok.encode(text, add_special_tokens=False).offsets
-        room = self.max_pieces - 2  # [CLS] and [SEP]
-        if len(offsets) <= room:
-            return [text]
-        return [text[offsets[i][0] : offsets[min(i + room, len(offsets)) - 1][1]] for i in range(0, len(offsets), room)]
+        return windows_at(text, self._plain_tok.encode(text, add_special_tokens=False).offsets, self.max_pieces)
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         return pooled_embed(self, texts, 384, progress)

@@ -34,6 +34,12 @@ class ScoredWindow:
     n_tokens: int
 
 
+def rows_before(ends: Sequence[int], positions: Sequence[int]) -> list[int]:
+    """For each character position, the last window token that ends after the window's start and at or before
+    it (its logits predict what follows the position); -1 when there is none."""
+    return [max((i for i, end in enumerate(ends) if 0 < end <= pos), default=-1) for pos in positions]
+
+
 def end_probability(probs: Any, eos_ids: list[int], para_ids: list[int], eos_mode: str) -> float:
     """p(end of text) from one next-token distribution (a torch or numpy row): the end tokens' mass, the
     blank-line tokens' mass, or both (disjoint sets, so they add)."""
@@ -109,7 +115,7 @@ class EosScorer:
         base = len(prefix)
         ends = [e - base for _, e in offsets]
         # the last token that ends at or before each sentence end: its logits predict what follows
-        rows = [max((i for i, end in enumerate(ends) if 0 < end <= pos), default=-1) for pos in positions]
+        rows = rows_before(ends, positions)
         wanted = sorted({r for r in rows if r >= 0})
         with self._lock, torch.inference_mode():
             hidden = lm.base_model(**enc).last_hidden_state[0, wanted]

@@ -27,7 +27,7 @@ import numpy as np
 from core.errors import ConfigError
 from core.llm.llamacpp_backend import load_llama
 from core.llm.local_model import bundled_gguf
-from core.methods.lgmgc.scoring import EOS_MODES, INSTRUCTION, ScoredWindow, end_probability
+from core.methods.lgmgc.scoring import EOS_MODES, INSTRUCTION, ScoredWindow, end_probability, rows_before
 
 N_CTX = 2048
 _END_TOKENS = ("<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>")
@@ -124,7 +124,7 @@ class LlamaCppEosScorer:
         with self._lock:
             tokens, ends = self._tokens(llama, text)
             base = len(tokens) - len(ends)
-            rows = [max((i for i, end in enumerate(ends) if 0 < end <= pos), default=-1) for pos in positions]
+            rows = rows_before(ends, positions)
             wanted = sorted({base + r for r in rows if r >= 0})
             logits = _decode(llama, tokens, wanted)
             self.forward_passes += 1
