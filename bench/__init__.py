@@ -1,6 +1,7 @@
 """Benchmarks that are not part of the app: `python -m bench.perf` times our chunkers against Chonkie and LangChain;
 `python -m bench.chop` CHOP's rule backend and its OpenAI-compatible path; `python -m bench.query` one question
-across six large collections; `python -m bench.load` drives the real app with N concurrent browser sessions."""
+across six large collections; `python -m bench.scale` how each stage's cost grows with the corpus and a query's with
+the collection; `python -m bench.load` drives the real app with N concurrent browser sessions."""
 
 from __future__ import annotations
 

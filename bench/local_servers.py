@@ -1,10 +1,11 @@
 """Servers started as child processes on loopback: the app (`streamlit run app.py`) and the real services the tests
-run against (a `chroma run` server, llama.cpp's OpenAI-compatible server, the fault server); and the Debian
-chromium that the browser tests and benchmarks drive the app with (`CHROMIUM`, `CHROMIUM_ARGS`).
+and benchmarks run against (a `chroma run` server, `ChromaServer`; llama.cpp's OpenAI-compatible server, the fault
+server); and the Debian chromium that the browser tests and benchmarks drive the app with (`CHROMIUM`,
+`CHROMIUM_ARGS`).
 
-The tests, `bench.load` and `scripts/bench_app.py` all need the same three steps (pick a free port, start the
-process with its output in a log, wait until an HTTP path answers, then stop it, politely or with SIGKILL), so
-they live here once.
+The tests, `bench.load`, `bench.scale` and `scripts/bench_app.py` all need the same three steps (pick a free port,
+start the process with its output in a log, wait until an HTTP path answers, then stop it, politely or with
+SIGKILL), so they live here once.
 """
 
 from __future__ import annotations
@@ -102,6 +103,18 @@ class ChildServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class ChromaServer(ChildServer):
+    """A `chroma run` child process serving the folder `path` on a fixed port (a free one unless given), its log
+    beside that folder, so a test can kill it and start it again where clients expect it."""
+
+    def __init__(self, path: Path, port: int | None = None) -> None:
+        port = port or free_port()
+        exe = Path(sys.executable).parent / "chroma"
+        super().__init__([str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)], port,
+                         "/api/v2/heartbeat", "chroma server", log_path=path.parent / f"chroma-server-{port}.log")
+        self.path = path
 
 
 def streamlit_app(workspace: Path, port: int | None = None, log_path: Path | None = None) -> ChildServer:

@@ -141,7 +141,7 @@ class RssPeak:
         self.peak = max(self.peak, self._rss())
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Collect garbage and hand freed heap back to the OS, so one stage's leftovers inflate the next one's baseline
     less (glibc only; elsewhere a no-op)."""
     gc.collect()
@@ -283,7 +283,7 @@ def run_once(stage: Stage, text: str, result: Result) -> None:
     """Set the stage up, then time one pass and record its seconds and memory (or why it was skipped)."""
     try:
         run = stage.prepare(text)
-        _release_memory()
+        release_memory()
         with RssPeak() as rss:
             t0 = time.perf_counter()
             count = run()

@@ -14,8 +14,12 @@ def render() -> None:
     current = settings()
     with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
         embedder = st.text_input("Embedder", current.embedder,
-                                 help="bundled:all-MiniLM-L6-v2, bundled:minilm-int8 (the same model in int8, faster), "
-                                      "a sentence-transformers folder, or openai:<model>")
+                                 help="bundled:minilm-int8 (all-MiniLM-L6-v2 with int8 weights, the default), "
+                                      "bundled:all-MiniLM-L6-v2 (fp32), a sentence-transformers folder, or "
+                                      "openai:<model>")
+        embedder_base_url = st.text_input("Embedding server base URL", current.embedder_base_url,
+                                          help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, "
+                                               "llama.cpp, TEI); empty for api.openai.com")
         long_text = st.selectbox("Texts longer than the embedder reads", ["truncate", "window"],
                                  index=["truncate", "window"].index(current.long_text))
         kinds = ["rule", "llamacpp", "local", "openai"]
@@ -54,7 +58,8 @@ def render() -> None:
         max_upload_mb = st.number_input("Upload limit per file (MB)", 1, 2048, current.max_upload_mb,
                                         help="Larger files are refused with a message naming them.")
         if st.form_submit_button("Save settings"):
-            new = Settings(workspace=workspace, embedder=embedder, long_text=long_text, llm=llm,
+            new = Settings(workspace=workspace, embedder=embedder, embedder_base_url=embedder_base_url.strip(),
+                           long_text=long_text, llm=llm,
                            llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
                            scorer_model=scorer_model, eos_mode=eos_mode, scorer_dtype=scorer_dtype,
                            scorer_engine=scorer_engine,

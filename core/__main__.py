@@ -42,8 +42,11 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", type=Path,
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
     parser.add_argument("--embedder", default=None,
-                       help="bundled:all-MiniLM-L6-v2 (default), bundled:minilm-int8 (the same model in int8, "
-                            "onnxruntime), a folder, an HF id, openai:<model>")
+                       help="bundled:minilm-int8 (default: all-MiniLM-L6-v2 with int8 weights, onnxruntime), "
+                            "bundled:all-MiniLM-L6-v2 (the fp32 model, torch), a folder, an HF id, openai:<model>")
+    parser.add_argument("--embedder-base-url", default=None,
+                       help="base URL of an OpenAI-compatible embedding server for --embedder openai:<model> "
+                            "(vLLM, Ollama, llama.cpp, TEI); default api.openai.com")
     parser.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
                        help="texts longer than the embedder reads: truncate, or window and mean-pool")
     parser.add_argument("--llm", choices=["rule", "local", "llamacpp", "openai"], default="rule",
@@ -153,14 +156,14 @@ def settings_from_flags(args: argparse.Namespace):
 
     from core.errors import ConfigError
     from core.settings import Settings, retrieval_from_flags
-    from core.store.embeddings import BUNDLED_MINILM
-
     retrieval = retrieval_from_flags(getattr(args, "retrieval", None), getattr(args, "fusion", None),
                                      getattr(args, "lexical_weight", None))
     chroma = getattr(args, "chroma", None) or ""
     if chroma and not (chroma.rpartition(":")[0] and chroma.rpartition(":")[2].isdigit()):
         raise ChunkLensError(f"--chroma wants HOST:PORT, got '{chroma}'")
-    values = {"embedder": args.embedder or BUNDLED_MINILM, "long_text": args.long_text, "llm": args.llm,
+    values = {"embedder": args.embedder or Settings.model_fields["embedder"].default,
+              "embedder_base_url": getattr(args, "embedder_base_url", None) or "", "long_text": args.long_text,
+              "llm": args.llm,
               "llm_model": args.llm_model or "", "llm_base_url": args.llm_base_url or "",
               "llm_timeout": args.llm_timeout, "scorer_model": args.scorer_model or "", "eos_mode": args.eos_mode,
               "scorer_dtype": args.scorer_dtype, "scorer_engine": args.scorer_engine,

@@ -75,7 +75,8 @@ def build_services(settings: Settings, api_key: str | None = None,
     import core.methods  # noqa: F401  (the methods register their services)
 
     ws = Workspace.open(settings.workspace)
-    embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache, api_key=api_key)
+    embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache,
+                             base_url=settings.embedder_base_url or None, api_key=api_key)
     built: dict[str, Any] = {"embedder": embedder}
     for name, factory in FACTORIES.items():
         if needs is None or name in needs:

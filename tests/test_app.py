@@ -228,6 +228,24 @@ def test_the_scorer_engine_setting_persists_and_picks_llama_cpp(app, tmp_path):
     assert scorer.key.startswith("scorer:llamacpp:") and "llama.cpp" in scorer.label
 
 
+def test_an_embedding_server_setting_persists_and_names_the_server(app, tmp_path):
+    """The sidebar's Embedder and Embedding server base URL reach the OpenAI-compatible embedder; the cache key names
+    the server, so its vectors never mix with another server's for the same model name."""
+    from core.services import build_services
+    from core.settings import load_settings
+
+    [spec] = [t for t in app.text_input if t.label == "Embedder"]
+    assert spec.value == "bundled:minilm-int8"  # the default
+    spec.input("openai:nomic-embed-text")
+    [url] = [t for t in app.text_input if t.label == "Embedding server base URL"]
+    url.input(" http://127.0.0.1:11434/v1 ")
+    at = click(app, "Save settings")
+    assert not at.exception
+    saved = load_settings(tmp_path / "ws")
+    assert (saved.embedder, saved.embedder_base_url) == ("openai:nomic-embed-text", "http://127.0.0.1:11434/v1")
+    assert build_services(saved, needs=()).embedder.key == "openai:127.0.0.1:11434/v1:nomic-embed-text"
+
+
 def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypatch):
     """A Chroma server that does not answer is reported as the store's failure, not as bad settings, and the
     documents already added stay listed."""

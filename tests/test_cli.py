@@ -43,6 +43,34 @@ def tiny(tmp_path):
     return write_folder(tmp_path / "tiny", docs, questions)
 
 
+@pytest.mark.slow
+def test_bench_embeds_through_an_openai_compatible_embedding_server(tiny, tmp_path):
+    """--embedder openai:<model> with --embedder-base-url reaches a real server on loopback (llama-cpp-python's,
+    serving the bundled GGUF's embeddings) without any API key, and names that server in its cache key."""
+    from tests.llm_server import llama_server
+
+    out = tmp_path / "report.json"
+    with llama_server(tmp_path, embedding=True) as server:
+        env_key = os.environ.pop("OPENAI_API_KEY", None)
+        try:
+            proc = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "1,3", "--embedder",
+                           "openai:smollm2", "--embedder-base-url", server.base_url, "--out", str(out),
+                           workspace=tmp_path / "ws")
+        finally:
+            if env_key is not None:
+                os.environ["OPENAI_API_KEY"] = env_key
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["embedder"] == "smollm2 (OpenAI-compatible)"
+    result = report["results"]["paragraph"]
+    assert result["n_chunks"] > 0 and 0.0 <= result["hit@3"] <= 1.0
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "ws" / "cache" / "embeddings.sqlite") as db:
+        rows = db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    assert rows >= result["n_chunks"]  # the server's vectors were cached like any embedder's
+
+
 CONTRACT_KEYS = ("hit", "mrr", "ndcg", "dcg", "recall", "span_recall", "span_precision", "span_iou")
 
 

@@ -191,12 +191,15 @@ class OpenAIEmbedder:
         from openai import OpenAI
 
         key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key and not base_url:
+        if not key and not (base_url or os.environ.get("OPENAI_BASE_URL")):  # a local server needs no key
             raise ConfigError("OpenAI embeddings need OPENAI_API_KEY (or a key in the settings)")
         self.client = OpenAI(api_key=key or "not-needed", base_url=base_url, timeout=timeout, max_retries=3)
         self.model_name = model
         self.batch_size = batch_size
-        self.key = f"openai:{base_url or 'api.openai.com'}:{model}"
+        # the address the client really uses (base_url, else OPENAI_BASE_URL, else api.openai.com), so vectors of
+        # one model name from two servers never share cache entries
+        where = str(self.client.base_url).rstrip("/").removeprefix("https://").removeprefix("http://")
+        self.key = f"openai:{where}:{model}"
 
     def describe(self) -> str:
         return f"{self.model_name} (OpenAI-compatible)"
@@ -214,11 +217,22 @@ class OpenAIEmbedder:
                 where = self.key.split(":", 1)[1]
                 raise EmbeddingError(f"embeddings from {where}: {explain_openai_error(exc, self.client, 'timeout')}; "
                                      "texts embedded before this batch are kept in the cache") from None
-            rows.extend(d.embedding for d in sorted(resp.data, key=lambda d: d.index))
+            rows.extend(_one_vector(d.embedding) for d in sorted(resp.data, key=lambda d: d.index))
             if progress:
                 progress(min(i + len(batch), len(texts)), len(texts))
         vecs = np.asarray(rows, dtype=np.float32)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+
+def _one_vector(embedding: Sequence[float] | Sequence[Sequence[float]]) -> np.ndarray:
+    """A server's embedding as one vector. llama-cpp-python's server answers with one vector per token for a model
+    that has no pooling layer (a chat GGUF); those are averaged, as MiniLM pools its tokens."""
+    vec = np.asarray(embedding, dtype=np.float32)
+    if vec.ndim == 2:
+        vec = vec.mean(axis=0)
+    if vec.ndim != 1 or not len(vec):
+        raise EmbeddingError(f"the embedding server answered with an array of shape {vec.shape}, not one vector")
+    return vec
 
 
 class EmbeddingCache:
