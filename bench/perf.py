@@ -75,7 +75,7 @@ REFERENCE_FIGURES = {
 }
 #: the targets for our chunkers: (at most this many times the fastest peer's seconds or None, at most this
 #: many times the floor's seconds)
-TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.5), "cosine": (None, 1.3), "semantic": (None, 1.3),
+TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.3), "cosine": (None, 1.3), "semantic": (None, 1.3),
            "cosine (int8)": (None, 0.75), "semantic (int8)": (None, 0.75)}
 
 Run = Callable[[], int]  # one timed pass; returns how many pieces (chunks, tokens, vectors) it produced

@@ -77,15 +77,23 @@ MODE_TABLES = (
 )
 
 
-def embedder_flag(described: str) -> str:
-    """The --embedder flag that reproduces a report, from the embedder it names (`Embedder.describe()`)."""
+def embedder_flag(described: str | None) -> str:
+    """The --embedder flag (and a space) that reproduces a report, from the embedder it names
+    (`Embedder.describe()`); nothing when it names none."""
     from core.store.embeddings import BUNDLED_MINILM, BUNDLED_MINILM_INT8
 
+    if not described:
+        return ""
     if described.startswith("all-MiniLM-L6-v2 int8"):
-        return f"--embedder {BUNDLED_MINILM_INT8}"
+        return f"--embedder {BUNDLED_MINILM_INT8} "
     if described.startswith("all-MiniLM-L6-v2 ("):
-        return f"--embedder {BUNDLED_MINILM}"
-    return f"--embedder '{described.split(' (')[0]}'"
+        return f"--embedder {BUNDLED_MINILM} "
+    return f"--embedder '{described.split(' (')[0]}' "
+
+
+def first_report(reports: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:
+    """The first of a bench JSON file's reports (one report, or a list of them with several --data)."""
+    return reports[0] if isinstance(reports, list) else reports
 
 
 def _mode_tables(folder: Path, stem: str, title: str, data: str, qualify: bool) -> list[str]:
@@ -96,7 +104,7 @@ def _mode_tables(folder: Path, stem: str, title: str, data: str, qualify: bool) 
         return []
     first = next(iter(reports.values()))
     lines = [f"### {title}", "", "```bash", "S=" + ",".join(first["results"]),
-             f"python -m core bench {embedder_flag(first['embedder'])} --data {data} --chunkers $S --k 1,3,10"
+             f"python -m core bench {embedder_flag(first.get('embedder'))}--data {data} --chunkers $S --k 1,3,10"
              + (" --qualify-queries" if qualify else "")
              + " --retrieval dense|bm25|hybrid", "```", "",
              "| chunker | " + " | ".join(f"{m} hit@1 / hit@10 / MRR@10 / wrong_doc@10" for m in reports) + " |",
@@ -183,8 +191,8 @@ def render(folder: Path) -> str:
     if (folder / "lexical_cost.json").exists():
         cost = json.loads((folder / "lexical_cost.json").read_text(encoding="utf-8"))
         lines += ["## What the lexical index costs", "", "```bash",
-                  f"python -m core bench {embedder_flag(cost[0]['embedder'])} --data ../shared/data/chroma_eval "
-                  "--data ../shared/data/emanual_galaxy "
+                  f"python -m core bench {embedder_flag(first_report(cost).get('embedder'))}"
+                  "--data ../shared/data/chroma_eval --data ../shared/data/emanual_galaxy "
                   "--chunkers naive-500t,recursive,chop --retrieval hybrid --workspace EMPTY_FOLDER "
                   "--out docs/results/lexical_cost.json", "```", ""]
         lines += _cost_lines(cost)

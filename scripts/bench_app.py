@@ -74,12 +74,14 @@ def demo_timing(workspace: Path, embedder: str | None = None) -> None:
     services = build_services(settings)
     print(f"services ({services.embedder.describe()}) ready in {time.perf_counter() - t0:.1f} s")
     for label, target in (("cold", DEMO_COLD_S), ("cached", DEMO_CACHED_S)):
+        computed = services.embedder.stats.computed
         summary = guided_demo(services, services.settings.retrieval_settings())
         verdict = "met" if summary.seconds < target else "MISSED"
         per = ", ".join(f"{s} {r.seconds:.1f}" for s, r in summary.results.items())
         print(f"guided demo (sample set joined, {len(summary.results)} chunkers, "
               f"{summary.report['n_questions']} questions), {label}: {summary.seconds:.1f} s "
-              f"(target under {target:g} s: {verdict})  [{per}]", flush=True)
+              f"(target under {target:g} s: {verdict}), {services.embedder.stats.computed - computed:,} texts "
+              f"embedded  [{per}]", flush=True)
 
 
 def first_render(workspace: Path) -> None:
