@@ -9,7 +9,7 @@ message while every other chunker's results are kept.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,11 +233,14 @@ def answer_each(services: Services, answers: dict[str, QueryResult], question: s
 
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
               join: bool, progress: Progress | None = None,
-              retrieval: RetrievalSettings | None = None, answers: int = 0) -> dict[str, Any]:
+              retrieval: RetrievalSettings | None = None, answers: int = 0,
+              done: Mapping[str, ChunkerResult] | None = None) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
-    the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L)."""
+    the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L). `done`: runs
+    of these specs just made over the same documents, scored as they are rather than loaded again."""
     options = BenchOptions(ks, qualify, join, retrieval or services.settings.retrieval_settings(), answers)
-    return bench_dataset(dataset, specs, options, services, progress)
+    prior = {s: r.indexed for s, r in (done or {}).items() if r.ok and r.indexed is not None}
+    return bench_dataset(dataset, specs, options, services, progress, prior)
 
 
 def evaluate_result(services: Services, result: ChunkerResult, questions: Sequence[Question], ks: Sequence[int],
@@ -334,7 +337,7 @@ def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
     corpus = make_corpus(dataset.documents, dataset, join=True)
     results = run_chunkers(services, corpus, DEFAULT_SPECS, progress)
     report = benchmark(services, dataset, [s for s, r in results.items() if r.ok], [1, 3, 10], True, True,
-                       retrieval=retrieval)
+                       retrieval=retrieval, done=results)
     return DemoSummary(corpus, results, report, time.perf_counter() - started)
 
 

@@ -13,7 +13,7 @@ the top level). With several --data folders the file holds a list of them. Keys 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from core.evaluation.collisions import top1_sources
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import evaluate, source_resolver
 from core.ingest.datasets import QADataset, joined
-from core.pipeline import ProgressFn, chunk_documents, index_run
+from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
 from core.store.retrieval import RetrievalSettings, Retriever
 
@@ -46,8 +46,10 @@ def _llm_totals(llm: Any) -> tuple[int, int, int]:
 
 
 def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, services: Services,
-                  progress: ProgressFn | None = None) -> dict[str, Any]:
-    """Every chunker in `specs` through the same pipeline and the same evaluation."""
+                  progress: ProgressFn | None = None, prior: Mapping[str, IndexedRun] | None = None) -> dict[str, Any]:
+    """Every chunker in `specs` through the same pipeline and the same evaluation. `prior` holds runs the caller has
+    just chunked and indexed over these same documents (the app's guided demo): they are scored as they are, not
+    loaded from the caches a second time, and their chunk / embed / index seconds and LLM use are the caller's."""
     data = joined(dataset) if options.join else dataset
     queries = [q.text(options.qualify_queries) for q in data.questions]
     refs = [(q.qid, q.references) for q in data.questions]
@@ -62,8 +64,14 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
         llm_service = services.chat if "chat" in chunker.needs else services.llm
         llm_before = _llm_totals(llm_service)
-        run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
-        indexed = index_run(run, data.documents, embedder, store, progress, lexical)
+        if prior is not None and spec in prior:
+            indexed = prior[spec]
+            run = indexed.run
+            if lexical is not None and indexed.lexical is None:
+                indexed.lexical = lexical.for_collection(indexed.collection, run.index_units())
+        else:
+            run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
+            indexed = index_run(run, data.documents, embedder, store, progress, lexical)
         t0 = time.perf_counter()
         retriever = Retriever(store, indexed.collection, run.chunks, embedder, chunker.retrieval_policy(),
                               options.retrieval, indexed.lexical)
