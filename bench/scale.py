@@ -36,10 +36,9 @@ path a server started on it and stopped after), so the folder's size and the mem
 (Chroma does not give back the disk of a deleted collection). The fit: p50 in ms per 100,000 chunks and per decade
 of size, and p50(largest) / p50(smallest).
 
-With the default flags almost all the time is part 1's embedding, 15 times 2.4 MB of text (about 80 s per MB of
-the fp32 MiniLM on two shared cores, about half that on the default int8 one); --fraction and --scales shrink
-it. Progress goes to stderr, the figures to stdout, and --json writes the report; it also names the
-scale-out paths past one machine (`scale_out`).
+With the default flags almost all the time is part 1's embedding, 15 times 2.4 MB of text (about 45 s per MB on
+two idle cores: most of an hour); --fraction and --scales shrink it. Progress goes to stderr, the figures to
+stdout, and --json writes the report; it also names the scale-out paths past one machine (`scale_out`).
 """
 
 from __future__ import annotations

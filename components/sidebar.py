@@ -14,9 +14,9 @@ def render() -> None:
     current = settings()
     with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
         embedder = st.text_input("Embedder", current.embedder,
-                                 help="bundled:minilm-int8 (all-MiniLM-L6-v2 with int8 weights, the default), "
-                                      "bundled:all-MiniLM-L6-v2 (fp32), a sentence-transformers folder, or "
-                                      "openai:<model>")
+                                 help="bundled:all-MiniLM-L6-v2 (the default), bundled:minilm-int8 (the same model "
+                                      "with int8 weights: a third of the memory), a sentence-transformers folder, "
+                                      "or openai:<model>")
         embedder_base_url = st.text_input("Embedding server base URL", current.embedder_base_url,
                                           help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, "
                                                "llama.cpp, TEI); empty for api.openai.com")

@@ -42,8 +42,9 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", type=Path,
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
     parser.add_argument("--embedder", default=None,
-                       help="bundled:minilm-int8 (default: all-MiniLM-L6-v2 with int8 weights, onnxruntime), "
-                            "bundled:all-MiniLM-L6-v2 (the fp32 model, torch), a folder, an HF id, openai:<model>")
+                       help="bundled:all-MiniLM-L6-v2 (default, fp32 on torch), bundled:minilm-int8 (the same model "
+                            "with int8 weights on onnxruntime: a third of the memory), a folder, an HF id, "
+                            "openai:<model>")
     parser.add_argument("--embedder-base-url", default=None,
                        help="base URL of an OpenAI-compatible embedding server for --embedder openai:<model> "
                             "(vLLM, Ollama, llama.cpp, TEI); default api.openai.com")

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.store.embeddings import BUNDLED_MINILM_INT8
+from core.store.embeddings import BUNDLED_MINILM
 from core.workspace import default_root
 
 SETTINGS_FILE = "settings.json"
@@ -22,9 +22,9 @@ SETTINGS_FILE = "settings.json"
 
 class Settings(BaseModel):
     workspace: str = Field(default_factory=lambda: str(default_root()))
-    # all-MiniLM-L6-v2 with int8 weights on onnxruntime: within 0.01 of the fp32 model on every retrieval figure
-    # compared (docs/RESULTS.md), twice as fast on chunk-length texts, a third of the memory
-    embedder: str = BUNDLED_MINILM_INT8
+    # the fp32 MiniLM on torch. `bundled:minilm-int8` (the same model with int8 weights, onnxruntime) is within 0.01
+    # of it on every retrieval figure compared and needs a third of the memory, but it is not faster (docs/PERF.md)
+    embedder: str = BUNDLED_MINILM
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com
     long_text: Literal["truncate", "window"] = "truncate"
     llm: Literal["rule", "local", "llamacpp", "openai"] = "rule"

