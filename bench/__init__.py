@@ -6,7 +6,9 @@ the collection; `python -m bench.load` drives the real app with N concurrent bro
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,19 @@ def run_cli(main: Callable[[], Any]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_offline(prefix: str, run: Callable[[Any, Path], dict[str, Any]], report_text: Callable[[dict[str, Any]], str],
+                args: Any) -> dict[str, Any]:
+    """`run(args, folder)` with nothing fetched from the Hugging Face hub, in a throwaway folder; its figures printed
+    by `report_text` and written to `args.json` when given. Returns the report."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        report = run(args, Path(tmp))
+    print(report_text(report))
+    write_json(args.json, report)
+    return report
 
 
 def write_json(path: Path | None, report: Any) -> None:

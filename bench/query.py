@@ -30,10 +30,8 @@ the server, so a rerun reuses them.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import run_cli, write_json
+from bench import run_cli, run_offline
 from bench.perf import RssPeak, machine
 from core.errors import ChunkLensError
 from core.settings import retrieval_from_flags
@@ -386,13 +384,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
     if min(args.chunks, args.questions, args.repeat, args.k, args.chunk_tokens) < 1:
         raise ChunkLensError("--chunks, --questions, --repeat, --k and --chunk-tokens must be at least 1")
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    with tempfile.TemporaryDirectory(prefix="bench-query-") as tmp:
-        report = run(args, Path(tmp))
-    print(report_text(report))
-    write_json(args.json, report)
-    return report
+    return run_offline("bench-query-", run, report_text, args)
 
 
 if __name__ == "__main__":

@@ -46,9 +46,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -57,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bench import run_cli, write_json
+from bench import run_cli, run_offline
 from bench.perf import RssPeak, machine, release_memory
 from core.errors import ChunkLensError
 
@@ -613,13 +611,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise ChunkLensError("--skip-growth and --skip-latency together leave nothing to run")
     if min(args.questions, args.k) < 1 or args.noise < 0:
         raise ChunkLensError("--questions and --k must be at least 1, --noise at least 0")
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        report = run(args, Path(tmp))
-    print(report_text(report))
-    write_json(args.json, report)
-    return report
+    return run_offline("bench-scale-", run, report_text, args)
 
 
 if __name__ == "__main__":
