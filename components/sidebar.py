@@ -15,7 +15,7 @@ def render() -> None:
     with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
         embedder = st.text_input("Embedder", current.embedder,
                                  help="bundled:all-MiniLM-L6-v2 (the default), bundled:minilm-int8 (the same model "
-                                      "with int8 weights: a third of the memory), a sentence-transformers folder, "
+                                      "computing in int8: about half the time), a sentence-transformers folder, "
                                       "or openai:<model>")
         embedder_base_url = st.text_input("Embedding server base URL", current.embedder_base_url,
                                           help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, "

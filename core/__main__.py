@@ -43,7 +43,7 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
     parser.add_argument("--embedder", default=None,
                        help="bundled:all-MiniLM-L6-v2 (default, fp32 on torch), bundled:minilm-int8 (the same model "
-                            "with int8 weights on onnxruntime: a third of the memory), a folder, an HF id, "
+                            "computing in int8 on onnxruntime: about half the time), a folder, an HF id, "
                             "openai:<model>")
     parser.add_argument("--embedder-base-url", default=None,
                        help="base URL of an OpenAI-compatible embedding server for --embedder openai:<model> "

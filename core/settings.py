@@ -22,8 +22,8 @@ SETTINGS_FILE = "settings.json"
 
 class Settings(BaseModel):
     workspace: str = Field(default_factory=lambda: str(default_root()))
-    # the fp32 MiniLM on torch. `bundled:minilm-int8` (the same model with int8 weights, onnxruntime) is within 0.01
-    # of it on every retrieval figure compared and needs a third of the memory, but it is not faster (docs/PERF.md)
+    # the fp32 MiniLM on torch. `bundled:minilm-int8` (the same model computing in int8 on onnxruntime) takes about
+    # half the time; it moves one question in 50 on emanual_galaxy, so it is a setting, not the default (RESULTS.md)
     embedder: str = BUNDLED_MINILM
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com
     long_text: Literal["truncate", "window"] = "truncate"

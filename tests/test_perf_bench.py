@@ -41,7 +41,8 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
     for name in OURS:
         assert stages[name]["x_fastest_peer"] > 0 and stages[name]["x_floor"] > 0
     assert stages["cosine"]["chars"] == stages["semantic"]["chars"] == stages["cosine (int8)"]["chars"] == 3000
-    assert stages["cosine (int8)"]["count"] == stages["cosine"]["count"]  # nearly equal vectors, the same cuts here
+    # nearly equal vectors: a similarity near the threshold may fall on the other side, no more than that
+    assert abs(stages["cosine (int8)"]["count"] - stages["cosine"]["count"]) <= max(1, stages["cosine"]["count"] // 10)
     assert stages["naive-500t"]["chars"] == 5000
     assert len(report["targets"]) == len(OURS) and "\ntargets\n" in printed
 

