@@ -185,7 +185,7 @@ def our_stages(embedder: Any, int8: Any = None) -> list[Stage]:
         def prepare(text: str) -> Run:
             chunker = make_chunker(spec, ChunkerContext(embedder=model))
             doc = Document("bench", "bench", text)
-            return lambda: len(chunker.chunk(doc).chunks)
+            return lambda: len(chunker.run(doc).chunks)
 
         return prepare
 
@@ -281,8 +281,13 @@ def _skip_reason(exc: BaseException) -> str:
 
 def run_once(stage: Stage, text: str, result: Result) -> None:
     """Set the stage up, then time one pass and record its seconds and memory (or why it was skipped)."""
+    from core import text as T
+    from core.tokens import clear_token_maps
+
     try:
         run = stage.prepare(text)
+        T.clear_caches()  # every run splits, indexes and tokenises its text afresh, as a chunker's first call does
+        clear_token_maps()
         release_memory()
         with RssPeak() as rss:
             t0 = time.perf_counter()

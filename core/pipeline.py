@@ -119,6 +119,13 @@ class IndexedRun:
     lexical_seconds: float = 0.0  # building (or loading) it
     lexical_built: bool = False  # False: it came from the workspace or from memory
 
+    def lexical_from(self, store: LexicalStore) -> LexicalIndex:
+        """The run's BM25 index, taken from `store` (held, loaded or built) the first time it is needed, as when
+        a run indexed without one is later searched with hybrid retrieval; kept on the run after that."""
+        if self.lexical is None:
+            self.lexical = store.for_collection(self.collection, self.run.index_units())
+        return self.lexical
+
 
 def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
               progress: ProgressFn | None = None, lexical: LexicalStore | None = None) -> IndexedRun:

@@ -128,9 +128,8 @@ def retriever_for(services: Services, result: ChunkerResult, retrieval: Retrieva
     policy = make_chunker(result.spec, services.context()).retrieval_policy()
     settings = retrieval or services.settings.retrieval_settings()
     lexical = result.indexed.lexical
-    if lexical is None and services.lexical is not None and (settings.uses_lexical or explain):
-        lexical = result.indexed.lexical = services.lexical.for_collection(result.indexed.collection,
-                                                                            result.run.index_units())
+    if services.lexical is not None and (settings.uses_lexical or explain):
+        lexical = result.indexed.lexical_from(services.lexical)
     return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy,
                      settings, lexical, explain)
 

@@ -602,3 +602,17 @@ def test_sentence_overlap_never_emits_a_chunk_inside_the_one_before():
     assert [c.text for c in chunks][0] == "Go now. Eight nine ten eleven twelve thirteen fourteen."
     for a, b in zip(chunks, chunks[1:]):
         assert b.end > a.end, f"{b.text!r} adds nothing to {a.text!r}"
+
+
+def test_a_texts_sentences_are_split_once_and_every_caller_gets_its_own_list():
+    text = "The fan has three speeds. Press the button twice! Does it turn? Yes.\n\nA new paragraph here."
+    T.clear_caches()
+    first = T.sentences(text)
+    assert T._sentence_spans.cache_info().misses == 1
+    first.append((0, 1))  # a caller's list is its own
+    second = T.sentences(text)
+    assert T._sentence_spans.cache_info().hits == 1
+    assert second == first[:-1] and len(second) == 5
+    assert T.sentences(text, 0, 25) == [second[0]]  # a part of the text is its own entry
+    T.clear_caches()
+    assert T._sentence_spans.cache_info().currsize == 0 and T.word_index.cache_info().currsize == 0

@@ -63,3 +63,27 @@ def test_ratios_divide_by_the_fastest_peer_and_the_floor():
     lines = "\n".join(perf.target_lines(results))
     assert "1.500x the fastest token peer (target <= 1.00: MISSED)" in lines
     assert "1.200x one tiktoken pass (target <= 1.30: met)" in lines
+
+
+def test_every_timed_run_starts_without_the_texts_kept_sentences_and_word_index():
+    """The chunkers share one document's sentences and word index in a process; a benchmark repeat must not."""
+    from core import text as T
+
+    seen = []
+
+    def prepare(text):
+        T.sentences(text)
+        T.word_index(text)  # what an earlier repeat, or the set-up, leaves behind
+
+        def run():
+            seen.append((T._sentence_spans.cache_info().currsize, T.word_index.cache_info().currsize))
+            return len(T.sentences(text))
+
+        return run
+
+    stage = perf.Stage("probe", ("recursive",), "ours", prepare)
+    result = perf.Result("probe", ("recursive",), "ours", 0, 0.0, "chunks")
+    for _ in range(2):
+        perf.run_once(stage, "One sentence. Two sentences here. And three.", result)
+    assert not result.skipped and result.count == 3 and len(result.runs) == 2
+    assert seen == [(0, 0), (0, 0)]

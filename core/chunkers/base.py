@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from core.chunkers.splitting import document_token_windows
 from core.errors import ChunkLensError, ConfigError
 from core.ingest.documents import Document
-from core.tokens import count_tokens_many
+from core.tokens import prefetch_token_map, token_map
 
 if TYPE_CHECKING:
     from core.llm.base import LLMClient
@@ -91,6 +91,11 @@ class ChunkerContext:
     chat: LLMClient | None = None  # a chat client, for LumberChunker
 
 
+#: what each ChunkerContext field is, as an error message names it
+NEED_NAMES = {"embedder": "an embedder", "llm": "a CNM backend (an LLM)", "scorer": "a next-token scorer",
+              "chat": "a chat LLM"}
+
+
 class Chunker(ABC):
     """Subclasses are dataclasses of their parameters and register themselves under `name`. Callers chunk through
     `run`, which adds what the base class offers every chunker (the metadata prefix of `MetadataPrefix`).
@@ -127,7 +132,10 @@ class Chunker(ABC):
         return {}
 
     def run(self, doc: Document) -> Chunking:
-        """`chunk`, then the contextual header when the chunker carries `prefix=title|headings`."""
+        """`chunk`, then the contextual header when the chunker carries `prefix=title|headings`. The document's
+        token pass starts first on a worker thread: every chunker counts its chunks' tokens from it, and most
+        split the text in Python meanwhile."""
+        prefetch_token_map(doc.text)
         result = self.chunk(doc)
         if isinstance(self, MetadataPrefix) and self.prefix != "none":
             from core.chunkers.headers import header_texts
@@ -280,7 +288,7 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
     chunker.context = context or ChunkerContext()
     for need in chunker.needs if context is not None else ():
         if getattr(chunker.context, need) is None:
-            raise ConfigError(f"chunker '{name}' needs an {need}, and none is configured")
+            raise ConfigError(f"chunker '{name}' needs {NEED_NAMES.get(need, need)}, and none is configured")
     if isinstance(chunker, MetadataPrefix):
         chunker.check_prefix()
     chunker.validate()
@@ -289,10 +297,11 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
 
 def build_chunks(doc: Document, spans: Sequence[tuple[int, int]], token_counts: Sequence[int] | None = None,
                  **meta: Any) -> list[Chunk]:
-    """Chunks for `spans` of `doc`, numbered in order. Token counts are tiktoken's on each span's text, unless
-    the chunker measured them itself (`token_counts`, e.g. a token window's size)."""
+    """Chunks for `spans` of `doc`, numbered in order. Token counts are tiktoken's on each span's text (taken
+    from the document's one pass, `TokenMap.span_counts`), unless the chunker measured them itself
+    (`token_counts`, e.g. a token window's size)."""
     texts = [doc.text[s:e] for s, e in spans]
-    counts = count_tokens_many(texts) if token_counts is None else token_counts
+    counts = token_map(doc.text).span_counts(spans) if token_counts is None else token_counts
     return [Chunk(doc.doc_id, s, e, text, n, index=i, meta=dict(meta))
             for i, ((s, e), text, n) in enumerate(zip(spans, texts, counts, strict=True))]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core import text as T
-from core.tokens import TokenMap, count_tokens, count_tokens_many, token_char_offsets
+from core.tokens import TokenMap, count_tokens, count_tokens_many, token_char_offsets, token_map
 
 Span = tuple[int, int]
 SizedSpan = tuple[int, int, int]  # start, end, measured size
@@ -75,7 +75,7 @@ def document_token_windows(text: str, start: int, end: int, size: int, overlap: 
     """
     if overlap >= size:
         raise ValueError("overlap must be smaller than size")
-    tokens = TokenMap(text[start:end])
+    tokens = token_map(text) if (start, end) == (0, len(text)) else TokenMap(text[start:end])
     n = tokens.count
     firsts = list(range(0, max(n - overlap, 1), size - overlap)) if n else []
     lasts = [min(i + size, n) for i in firsts]

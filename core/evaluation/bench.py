@@ -67,8 +67,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         if prior is not None and spec in prior:
             indexed = prior[spec]
             run = indexed.run
-            if lexical is not None and indexed.lexical is None:
-                indexed.lexical = lexical.for_collection(indexed.collection, run.index_units())
+            if lexical is not None:
+                indexed.lexical_from(lexical)
         else:
             run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)

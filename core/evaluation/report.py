@@ -59,16 +59,22 @@ def _extra(name: str, result: dict[str, Any]) -> str:
     return f"{value:.1f}" if name in ("wall s", "answer s", "chunk s") and value is not None else _cell(value)
 
 
+def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
+             ks: Sequence[int]) -> tuple[list[str], list[str]]:
+    """The metric@k columns, which every result must carry, and the cost columns (EXTRAS) any of them carries."""
+    columns = [f"{m}@{k}" for m in metrics for k in ks]
+    missing = sorted({c for r in results for c in columns if c not in r})
+    if missing:
+        raise ChunkLensError(f"the report has no {', '.join(missing)}")
+    return columns, [name for name, get in EXTRAS.items() if any(get(r) is not None for r in results)]
+
+
 def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[int] | None = None) -> str:
     """One row per chunker: parents, children, mean parent tokens, each metric@k, then cost columns that
     carry information in this report (wall seconds always)."""
-    ks = list(ks or report["k"])
-    missing = [f"{m}@{k}" for m in metrics for k in ks if f"{m}@{k}" not in next(iter(report["results"].values()))]
-    if missing:
-        raise ChunkLensError(f"the report has no {', '.join(missing)}")
     results = report["results"]
-    extras = [name for name, get in EXTRAS.items() if any(get(r) is not None for r in results.values())]
-    header = ["chunker", "chunks", "children", "tokens", *[f"{m}@{k}" for m in metrics for k in ks], *extras]
+    columns, extras = _columns(list(results.values()), metrics, list(ks or report["k"]))
+    header = ["chunker", "chunks", "children", "tokens", *columns, *extras]
     retrieval = report.get("retrieval", {}).get("mode", "dense")
     lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents"
              + (" joined into one stream" if report.get("joined") else "")
@@ -77,7 +83,7 @@ def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, r in results.items():
         row = [f"`{name}`", str(r["n_chunks"]), str(r.get("n_children") or "-"), f"{r['mean_chunk_tokens']:.0f}",
-               *[_cell(r[f"{m}@{k}"]) for m in metrics for k in ks], *[_extra(e, r) for e in extras]]
+               *[_cell(r[c]) for c in columns], *[_extra(e, r) for e in extras]]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -92,14 +98,11 @@ def comparison_table(folder: Path, rows: Sequence[dict[str, str]], metrics: Sequ
         if row["chunker"] not in report["results"]:
             raise ChunkLensError(f"{row['report']} has no result for '{row['chunker']}'")
         picked.append((row["label"], row["chunker"], report["results"][row["chunker"]]))
-    missing = [f"{m}@{k}" for m in metrics for k in ks for *_, r in picked if f"{m}@{k}" not in r]
-    if missing:
-        raise ChunkLensError(f"a report has no {', '.join(sorted(set(missing)))}")
-    extras = [name for name, get in EXTRAS.items() if any(get(r) is not None for *_, r in picked)]
-    header = ["run", "chunker", "chunks", *[f"{m}@{k}" for m in metrics for k in ks], *extras]
+    columns, extras = _columns([r for *_, r in picked], metrics, ks)
+    header = ["run", "chunker", "chunks", *columns, *extras]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, name, r in picked:
-        cells = [label, f"`{name}`", str(r["n_chunks"]), *[_cell(r[f"{m}@{k}"]) for m in metrics for k in ks],
+        cells = [label, f"`{name}`", str(r["n_chunks"]), *[_cell(r[c]) for c in columns],
                  *[_extra(e, r) for e in extras]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

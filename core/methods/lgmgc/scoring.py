@@ -61,6 +61,24 @@ class NextTokenScorer(Protocol):
 SCORER_ENGINES = ("transformers", "llamacpp")
 
 
+class WindowMemo:
+    """Windows already scored in this process, by (text, positions): lg and lgmgc score the same windows, and
+    every engine keeps what it scored the same way. Bounded, so a long session cannot grow it without end."""
+
+    LIMIT = 20_000
+
+    def __init__(self) -> None:
+        self._scored: dict[tuple[str, tuple[int, ...]], ScoredWindow] = {}
+
+    def get(self, text: str, positions: Sequence[int]) -> ScoredWindow | None:
+        return self._scored.get((text, tuple(positions)))
+
+    def keep(self, text: str, positions: Sequence[int], scored: ScoredWindow) -> ScoredWindow:
+        if len(self._scored) < self.LIMIT:
+            self._scored[(text, tuple(positions))] = scored
+        return scored
+
+
 class EosScorer:
     def __init__(self, model: str = BUNDLED_SMOLLM2, cache_dir: Path | None = None, eos_mode: str = "eos",
                  max_tokens: int = 2048, dtype: str = "float32") -> None:
@@ -80,7 +98,7 @@ class EosScorer:
         self.forward_passes = 0
         self._lock = threading.Lock()
         self._ids: tuple[list[int], list[int]] | None = None
-        self._memo: dict[tuple[str, tuple[int, ...]], ScoredWindow] = {}  # lg and lgmgc score the same windows
+        self._memo = WindowMemo()
 
     def _token_sets(self, tok) -> tuple[list[int], list[int]]:
         if self._ids is None:
@@ -98,9 +116,8 @@ class EosScorer:
         (none when the same window was scored before in this process)."""
         import torch
 
-        memo_key = (text, tuple(positions))
-        if memo_key in self._memo:
-            return self._memo[memo_key]
+        if (known := self._memo.get(text, positions)) is not None:
+            return known
 
         tok, lm = load_causal_lm(self.model_name, self.cache_dir, self.dtype)
         eos_ids, para_ids = self._token_sets(tok)
@@ -127,7 +144,4 @@ class EosScorer:
                 out.append(0.0)
                 continue
             out.append(end_probability(probs[wanted.index(r)], eos_ids, para_ids, self.eos_mode))
-        scored = ScoredWindow(out, len(offsets))
-        if len(self._memo) < 20_000:
-            self._memo[memo_key] = scored
-        return scored
+        return self._memo.keep(text, positions, ScoredWindow(out, len(offsets)))

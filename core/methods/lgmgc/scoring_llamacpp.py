@@ -27,7 +27,14 @@ import numpy as np
 from core.errors import ConfigError
 from core.llm.llamacpp_backend import load_llama
 from core.llm.local_model import bundled_gguf
-from core.methods.lgmgc.scoring import EOS_MODES, INSTRUCTION, ScoredWindow, end_probability, rows_before
+from core.methods.lgmgc.scoring import (
+    EOS_MODES,
+    INSTRUCTION,
+    ScoredWindow,
+    WindowMemo,
+    end_probability,
+    rows_before,
+)
 
 N_CTX = 2048
 _END_TOKENS = ("<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>")
@@ -86,7 +93,7 @@ class LlamaCppEosScorer:
         self._lock = threading.Lock()
         self._ids: tuple[list[int], list[int]] | None = None
         self._prefix: list[int] | None = None
-        self._memo: dict[tuple[str, tuple[int, ...]], ScoredWindow] = {}
+        self._memo = WindowMemo()
 
     def _llama(self) -> Any:
         return load_llama(self.model_path, self.n_ctx, self.n_threads, n_batch=self.n_ctx)
@@ -116,9 +123,8 @@ class LlamaCppEosScorer:
         return [*self._prefix, *ids], ends
 
     def score(self, text: str, positions: Sequence[int]) -> ScoredWindow:
-        memo_key = (text, tuple(positions))
-        if memo_key in self._memo:
-            return self._memo[memo_key]
+        if (known := self._memo.get(text, positions)) is not None:
+            return known
         llama = self._llama()
         eos_ids, para_ids = self._token_sets(llama)
         with self._lock:
@@ -135,7 +141,4 @@ class LlamaCppEosScorer:
                 continue
             row = logits[base + r] - logits[base + r].max()
             out.append(end_probability(np.exp(row) / np.exp(row).sum(), eos_ids, para_ids, self.eos_mode))
-        scored = ScoredWindow(out, len(ends))
-        if len(self._memo) < 20_000:
-            self._memo[memo_key] = scored
-        return scored
+        return self._memo.keep(text, positions, ScoredWindow(out, len(ends)))
