@@ -146,7 +146,7 @@ class TokenMap:
         encode = get_encoding(self.encoding).encode_ordinary  # = encode(disallowed_special=()), less checking
         text = self.text
         if self.repaired or self.encoding != PIECEWISE_ENCODING:
-            return [count_tokens(text[s:e], self.encoding) for s, e in bounds.tolist()]
+            return count_tokens_many([text[s:e] for s, e in bounds.tolist()], self.encoding)
         places, tokens_at = self.piece_index()
         if not len(places) or not len(bounds):
             return [len(encode(text[s:e])) for s, e in bounds.tolist()]
