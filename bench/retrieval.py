@@ -80,12 +80,14 @@ MODE_TABLES = (
 def embedder_flag(described: str | None) -> str:
     """The --embedder flag (and a space) that reproduces a report, from the embedder it names
     (`Embedder.describe()`); nothing when it names none."""
-    from core.store.embeddings import BUNDLED_MINILM, BUNDLED_MINILM_INT8
+    from core.store.embeddings import BUNDLED_MINILM, BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
 
     if not described:
         return ""
     if described.startswith("all-MiniLM-L6-v2 int8"):
         return f"--embedder {BUNDLED_MINILM_INT8} "
+    if described.startswith("all-MiniLM-L6-v2 fp32"):
+        return f"--embedder {BUNDLED_MINILM_FP32} "
     if described.startswith("all-MiniLM-L6-v2 ("):
         return f"--embedder {BUNDLED_MINILM} "
     return f"--embedder '{described.split(' (')[0]}' "

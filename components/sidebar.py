@@ -14,9 +14,10 @@ def render() -> None:
     current = settings()
     with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
         embedder = st.text_input("Embedder", current.embedder,
-                                 help="bundled:all-MiniLM-L6-v2 (the default), bundled:minilm-int8 (the same model "
-                                      "computing in int8: about half the time), a sentence-transformers folder, "
-                                      "or openai:<model>")
+                                 help="bundled:minilm-fp32 (the default: all-MiniLM-L6-v2 on onnxruntime), "
+                                      "bundled:minilm-int8 (the same model computing in int8: about half the "
+                                      "time), bundled:all-MiniLM-L6-v2 (fp32 on torch), a sentence-transformers "
+                                      "folder, or openai:<model>")
         embedder_base_url = st.text_input("Embedding server base URL", current.embedder_base_url,
                                           help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, "
                                                "llama.cpp, TEI); empty for api.openai.com")

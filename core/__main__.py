@@ -42,9 +42,9 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", type=Path,
                         help="workspace folder (default $CHUNKLENS_WORKSPACE or ~/.chunklens)")
     parser.add_argument("--embedder", default=None,
-                       help="bundled:all-MiniLM-L6-v2 (default, fp32 on torch), bundled:minilm-int8 (the same model "
-                            "computing in int8 on onnxruntime: about half the time), a folder, an HF id, "
-                            "openai:<model>")
+                       help="bundled:minilm-fp32 (default: all-MiniLM-L6-v2 in fp32 on onnxruntime), "
+                            "bundled:minilm-int8 (the same model computing in int8: about half the time), "
+                            "bundled:all-MiniLM-L6-v2 (fp32 on torch), a folder, an HF id, openai:<model>")
     parser.add_argument("--embedder-base-url", default=None,
                        help="base URL of an OpenAI-compatible embedding server for --embedder openai:<model> "
                             "(vLLM, Ollama, llama.cpp, TEI); default api.openai.com")

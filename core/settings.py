@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.store.embeddings import BUNDLED_MINILM
+from core.store.embeddings import BUNDLED_MINILM_FP32
 from core.workspace import default_root
 
 SETTINGS_FILE = "settings.json"
@@ -22,9 +22,10 @@ SETTINGS_FILE = "settings.json"
 
 class Settings(BaseModel):
     workspace: str = Field(default_factory=lambda: str(default_root()))
-    # the fp32 MiniLM on torch. `bundled:minilm-int8` (the same model computing in int8 on onnxruntime) takes about
-    # half the time; it moves one question in 50 on emanual_galaxy, so it is a setting, not the default (RESULTS.md)
-    embedder: str = BUNDLED_MINILM
+    # the fp32 MiniLM on onnxruntime: the torch model's vectors (to float rounding) in less time. `bundled:minilm-int8`
+    # (the same model computing in int8) takes about half torch's time; it moves one question in 50 on
+    # emanual_galaxy, so it is a setting, not the default (RESULTS.md)
+    embedder: str = BUNDLED_MINILM_FP32
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com
     long_text: Literal["truncate", "window"] = "truncate"
     llm: Literal["rule", "local", "llamacpp", "openai"] = "rule"

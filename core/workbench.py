@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,30 +75,69 @@ class ChunkerResult:
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
                  progress: Progress | None = None, cached_only: bool = False) -> dict[str, ChunkerResult]:
     """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run. With
-    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked."""
-    context = services.context()
+    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked.
+
+    The next spec is chunked on a worker thread while this one is embedded and indexed (`_Chunked`): chunking
+    is mostly one-core Python (sentence splitting, the rule CNM backend) and indexing mostly embedding, so the
+    two overlap on two cores. Chunking stays one spec at a time, in order, so chunkers that share work (the
+    sentences of `sentence`, `cosine` and `semantic`, their vectors) still find it done by the one before;
+    `progress` is called from the calling thread only."""
     results: dict[str, ChunkerResult] = {}
-    for i, spec in enumerate(specs):
-        if progress:
-            progress(spec, i, len(specs))
-        started = time.perf_counter()
-        calls_before = _llm_calls(services)
-        try:
-            chunker = make_chunker(spec, context)
-            if cached_only:
-                run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
-                if run is None:
-                    continue
-            else:
-                run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
-            indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
-            results[spec] = ChunkerResult(spec, run, indexed, seconds=time.perf_counter() - started,
-                                          llm_calls=_llm_calls(services) - calls_before)
-        except ChunkLensError as exc:
-            results[spec] = ChunkerResult(spec, error=str(exc), seconds=time.perf_counter() - started)
+    ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
+    try:
+        pending = [ahead.submit(_chunk, services, corpus, spec, cached_only) for spec in specs[:1]]
+        for i, spec in enumerate(specs):
+            if progress:
+                progress(spec, i, len(specs))
+            chunked = pending[i].result()
+            if i + 1 < len(specs):
+                pending.append(ahead.submit(_chunk, services, corpus, specs[i + 1], cached_only))
+            if chunked.error is not None:
+                results[spec] = ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
+                continue
+            if chunked.run is None:  # cached_only, and not in the workspace
+                continue
+            started = time.perf_counter()
+            try:
+                indexed = index_run(chunked.run, corpus.documents, services.embedder, services.store,
+                                    lexical=services.lexical)
+            except ChunkLensError as exc:
+                results[spec] = ChunkerResult(spec, error=str(exc),
+                                              seconds=chunked.seconds + time.perf_counter() - started)
+                continue
+            results[spec] = ChunkerResult(spec, chunked.run, indexed,
+                                          seconds=chunked.seconds + time.perf_counter() - started,
+                                          llm_calls=chunked.llm_calls)
+    finally:  # a stopped run (an exception, the app's rerun) leaves the chunking under way to finish and cache
+        ahead.shutdown(wait=False, cancel_futures=True)
     if progress:
         progress("done", len(specs), len(specs))
     return results
+
+
+@dataclass
+class _Chunked:
+    """One spec's chunk run (None: not in the workspace, with `cached_only`) or its error, the seconds it took
+    and the LLM calls it made (chunking is where a chunker calls the LLM, one spec at a time)."""
+
+    run: ChunkRun | None
+    seconds: float
+    llm_calls: int = 0
+    error: str | None = None
+
+
+def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool) -> _Chunked:
+    started = time.perf_counter()
+    calls_before = _llm_calls(services)
+    try:
+        chunker = make_chunker(spec, services.context())
+        if cached_only:
+            run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
+        else:
+            run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
+    except ChunkLensError as exc:
+        return _Chunked(None, time.perf_counter() - started, error=str(exc))
+    return _Chunked(run, time.perf_counter() - started, _llm_calls(services) - calls_before)
 
 
 def _llm_calls(services: Services) -> int:

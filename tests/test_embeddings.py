@@ -143,3 +143,37 @@ def test_the_int8_model_is_built_once_and_its_matmuls_are_integer(tmp_path):
     first = built.stat().st_mtime_ns
     assert quantised_model(tmp_path) == built and built.stat().st_mtime_ns == first
     assert [p.name for p in tmp_path.iterdir()] == [built.name]  # no half-written file left beside it
+
+
+def test_the_fp32_minilm_on_onnxruntime_gives_the_torch_models_vectors(minilm, tmp_path):
+    """`bundled:minilm-fp32`: the bundled checkpoint exported once to ONNX and run by onnxruntime, one text per
+    call. Same weights, same fp32 arithmetic, so the same vectors as sentence-transformers on torch (to float
+    rounding) for short texts, texts over SMALL_INPUT, truncated and windowed long texts; its own cache key."""
+    from core.store.embeddings import SMALL_INPUT, make_embedder
+    from core.store.onnx_embedder import FP32_RECIPE, OnnxMiniLMEmbedder, exported_model
+
+    built = exported_model(tmp_path)
+    assert built.parent == tmp_path and FP32_RECIPE in built.name
+    first = built.stat().st_mtime_ns
+    assert exported_model(tmp_path) == built and built.stat().st_mtime_ns == first  # made once
+    assert [p.name for p in tmp_path.iterdir()] == [built.name]
+
+    fp32 = OnnxMiniLMEmbedder(precision="fp32", model_folder=tmp_path)
+    head = "The air filter should be cleaned every two weeks. " * 40  # over 256 word pieces
+    texts = ["a cat sat on the mat", "Error E4 means the temperature sensor failed.", head + "Error E4.",
+             head + "The battery charges in three hours.", "ÜBER 名前 — 225B/226R",
+             *(f"Step {i}: hold the power button for {i} seconds." for i in range(SMALL_INPUT + 4))]
+    ours, torch_vectors = fp32.embed(texts), minilm.embed(texts)
+    assert np.allclose(ours, torch_vectors, atol=1e-5)
+    assert np.allclose(ours[2], ours[3], atol=1e-5)  # truncated: the differing tails are never read
+    assert np.allclose(fp32.embed(texts[:1]), ours[:1], atol=1e-6)  # a question alone, in the caller's thread
+
+    from core.store.embeddings import SentenceTransformerEmbedder
+
+    windowed = OnnxMiniLMEmbedder(precision="fp32", long_text="window", model_folder=tmp_path)
+    assert np.allclose(windowed.embed(texts[2:4]), SentenceTransformerEmbedder(long_text="window").embed(texts[2:4]),
+                       atol=1e-5)
+    assert fp32.describe() == "all-MiniLM-L6-v2 fp32 (onnxruntime) (truncate@256 word pieces)"
+    keys = {OnnxMiniLMEmbedder(model_folder=tmp_path).key, fp32.key, windowed.key, minilm.key,
+            make_embedder("bundled:minilm-fp32", cache_dir=tmp_path).key}
+    assert len(keys) == 4  # int8, fp32 onnx truncate / window, torch: never one cache entry for two of them

