@@ -76,7 +76,8 @@ REFERENCE_FIGURES = {
 #: the targets for our chunkers: (at most this many times the fastest peer's seconds or None, at most this
 #: many times the floor's seconds)
 TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.3), "cosine": (None, 1.3), "semantic": (None, 1.3),
-           "cosine (int8)": (None, 0.75), "semantic (int8)": (None, 0.75)}
+           "cosine (int8)": (None, 0.75), "semantic (int8)": (None, 0.75),
+           "cosine (onnx fp32)": (None, 1.0), "semantic (onnx fp32)": (None, 1.0)}
 
 Run = Callable[[], int]  # one timed pass; returns how many pieces (chunks, tokens, vectors) it produced
 Prepare = Callable[[str], Run]  # untimed set-up on the stage's text
@@ -175,9 +176,10 @@ def floor_stages(encoding: Any, model: Any) -> list[Stage]:
     ]
 
 
-def our_stages(embedder: Any, int8: Any = None) -> list[Stage]:
-    """Ours through the registry, exactly as the app and `python -m core bench` build them; with `int8` (the
-    onnxruntime MiniLM, `bundled:minilm-int8`) the embedding chunkers once more on it, and its own sentence pass."""
+def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[Stage]:
+    """Ours through the registry, exactly as the app and `python -m core bench` build them; with `int8`
+    (`bundled:minilm-int8`) and `onnx_fp32` (`bundled:minilm-fp32`, the default embedder), the embedding chunkers
+    once more on each onnxruntime MiniLM, and each one's own sentence pass."""
     from core.chunkers.base import ChunkerContext, make_chunker
     from core.ingest.documents import Document
 
@@ -206,6 +208,12 @@ def our_stages(embedder: Any, int8: Any = None) -> list[Stage]:
                   semantic=True),
             Stage("cosine (int8)", ("semantic",), "ours", chunk_with("cosine", int8), semantic=True),
             Stage("semantic (int8)", ("semantic",), "ours", chunk_with("semantic", int8), semantic=True),
+        ]),
+        *([] if onnx_fp32 is None else [
+            Stage("onnx fp32 MiniLM embed sentences", ("semantic",), "ours", embed_with(onnx_fp32), unit="vectors",
+                  semantic=True),
+            Stage("cosine (onnx fp32)", ("semantic",), "ours", chunk_with("cosine", onnx_fp32), semantic=True),
+            Stage("semantic (onnx fp32)", ("semantic",), "ours", chunk_with("semantic", onnx_fp32), semantic=True),
         ]),
     ]
 
@@ -468,10 +476,10 @@ def load_text(folder: Path, chars: int | None) -> tuple[str, int]:
     return (text[:chars] if chars else text), len(docs)
 
 
-def load_services() -> tuple[Any, Any, Any]:
+def load_services() -> tuple[Any, Any, Any, Any]:
     """tiktoken's cl100k from the packaged files (this also points tiktoken's cache at them, for the peers that
-    load it by name), the bundled MiniLM without a vector cache and its int8 onnxruntime twin (None when the
-    package is missing); all warmed up, so no stage pays for that."""
+    load it by name), the bundled MiniLM on torch without a vector cache and its onnxruntime twins in int8 and fp32
+    (None when they cannot be built); all warmed up, so no stage pays for that."""
     from core import text as T
     from core.store.embeddings import SentenceTransformerEmbedder
     from core.tokens import TokenMap, get_encoding
@@ -479,20 +487,23 @@ def load_services() -> tuple[Any, Any, Any]:
     encoding = get_encoding("cl100k_base")
     embedder = SentenceTransformerEmbedder(batch_size=BATCH_SIZE)
     embedder.embed(["Warm the model up.", "Twice."])
-    try:
-        from core.store.onnx_embedder import OnnxMiniLMEmbedder
+    twins: list[Any] = []
+    for precision in ("int8", "fp32"):
+        try:
+            from core.store.onnx_embedder import OnnxMiniLMEmbedder
 
-        int8: Any = OnnxMiniLMEmbedder(batch_size=BATCH_SIZE)
-        int8.embed([f"Warm the int8 model up with sentence {i}." for i in range(2 * BATCH_SIZE)])
-    except ChunkLensError as exc:
-        print(f"skipped the int8 stages: {exc}", file=sys.stderr)
-        int8 = None
+            twin: Any = OnnxMiniLMEmbedder(batch_size=BATCH_SIZE, precision=precision)  # type: ignore[arg-type]
+            twin.embed([f"Warm the {precision} model up with sentence {i}." for i in range(2 * BATCH_SIZE)])
+        except ChunkLensError as exc:
+            print(f"skipped the onnxruntime {precision} stages: {exc}", file=sys.stderr)
+            twin = None
+        twins.append(twin)
     warm = "Warm the sentence splitters up. Twice. And the per-process tables."
     T.sentences(warm)
     T.separator_sentences(warm)
     T.word_index(warm)
     TokenMap(warm)  # builds the vocabulary's byte lengths, once per process
-    return encoding, embedder, int8
+    return encoding, embedder, twins[0], twins[1]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -506,8 +517,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     host = machine()
     text, n_docs = load_text(args.data, args.chars)
     semantic_text = text[: args.semantic_chars]
-    encoding, embedder, int8 = load_services()
-    stages = [*floor_stages(encoding, embedder.model), *our_stages(embedder, int8),
+    encoding, embedder, int8, onnx_fp32 = load_services()
+    stages = [*floor_stages(encoding, embedder.model), *our_stages(embedder, int8, onnx_fp32),
               *chonkie_stages(encoding, embedder.model), *langchain_stages(embedder.model)]
     wanted = set(args.families.split(","))
     stages = [s for s in stages if wanted & set(s.families)]

