@@ -176,3 +176,24 @@ def test_the_fp32_minilm_on_onnxruntime_gives_the_torch_models_vectors(minilm, t
     keys = {OnnxMiniLMEmbedder(model_folder=tmp_path).key, fp32.key, windowed.key, minilm.key,
             make_embedder("bundled:minilm-fp32", cache_dir=tmp_path).key}
     assert len(keys) == 4  # int8, fp32 onnx truncate / window, torch: never one cache entry for two of them
+
+
+def test_a_damaged_model_file_is_built_again_and_an_unwritable_folder_is_named(tmp_path):
+    """A model file cut short (a full disk, a killed build) is deleted and built once more, so the embedder still
+    works; a cache folder that cannot be written is one clear ConfigError naming CHUNKLENS_MODEL_CACHE."""
+    import pytest
+
+    from core.errors import ConfigError
+    from core.store.onnx_embedder import FP32_RECIPE, OnnxMiniLMEmbedder
+
+    damaged = tmp_path / f"minilm-fp32-{FP32_RECIPE}.onnx"
+    damaged.write_bytes(b"\x08\x07half a protobuf")
+    embedder = OnnxMiniLMEmbedder(precision="fp32", model_folder=tmp_path)
+    assert damaged.stat().st_size > 10_000_000  # exported afresh
+    vector = embedder.embed(["Error E4 means the sensor failed."])
+    assert vector.shape == (1, 384) and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ConfigError, match="CHUNKLENS_MODEL_CACHE"):
+        OnnxMiniLMEmbedder(precision="fp32", model_folder=blocker / "models")

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -128,6 +128,30 @@ def _writable(folder: Path) -> None:
                           "CHUNKLENS_MODEL_CACHE to a folder you can write to") from exc
 
 
+def open_session(folder: Path, precision: Precision, options: Any) -> Any:
+    """An onnxruntime session on the model of `precision` in `folder`, built there on first use. A file that
+    cannot be read or quantised (cut short when a disk filled up, say) is deleted with the files made from it and
+    built once more; a second failure is a ConfigError naming the folder. Errors of the build itself (a folder
+    that cannot be written, a missing package) are raised as they are."""
+    import onnxruntime as ort
+
+    made = [exported_model, quantised_model] if precision == "int8" else [exported_model]
+    for attempt in (1, 2):
+        try:
+            for build in made:
+                path = build(folder)
+            return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnx and onnxruntime raise many types for a damaged file
+            if attempt == 2:
+                raise ConfigError(f"the {precision} MiniLM in {folder} cannot be loaded even after rebuilding it "
+                                  f"({type(exc).__name__}: {str(exc)[:200]})") from exc
+            for name in (f"minilm-fp32-{FP32_RECIPE}.onnx", f"minilm-{RECIPE}.onnx")[: len(made)]:
+                (folder / name).unlink(missing_ok=True)
+    raise AssertionError("unreachable")
+
+
 #: onnxruntime's quantiser logs this on the root logger on every call; its shape inference is for other graphs
 _PREPROCESS_ADVICE = "Please consider to run pre-processing before quantization"
 
@@ -181,9 +205,7 @@ class OnnxMiniLMEmbedder:
         opts.intra_op_num_threads, opts.inter_op_num_threads = 1, 1
         if precision not in ("fp32", "int8"):
             raise ConfigError(f"precision must be 'fp32' or 'int8', not '{precision}'")
-        folder = model_folder or default_model_folder()
-        model = quantised_model(folder) if precision == "int8" else exported_model(folder)
-        self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+        self._session = open_session(model_folder or default_model_folder(), precision, opts)
         self.workers = max(1, workers or available_cores())
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=f"embed-{precision}")
         self.precision = precision
