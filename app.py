@@ -32,8 +32,9 @@ def home() -> None:
     )
     st.caption("Chunkers: " + ", ".join(available()))
     docs = state.library().documents()
-    st.caption(f"This library holds {len(docs)} document(s). Offline defaults: all-MiniLM-L6-v2 (bundled), "
-               "embedded ChromaDB, tiktoken cl100k_base, rule-based CNM, hybrid retrieval (MiniLM + BM25).")
+    st.caption(f"This library holds {len(docs)} document(s). Offline defaults: all-MiniLM-L6-v2 (bundled, on "
+               "onnxruntime), embedded ChromaDB, tiktoken cl100k_base, rule-based CNM, hybrid retrieval (MiniLM + "
+               "BM25).")
     demo.render()
 
 
