@@ -235,7 +235,7 @@ def test_an_embedding_server_setting_persists_and_names_the_server(app, tmp_path
     from core.settings import load_settings
 
     [spec] = [t for t in app.text_input if t.label == "Embedder"]
-    assert spec.value == "bundled:all-MiniLM-L6-v2"  # the default
+    assert spec.value == "bundled:minilm-fp32"  # the default
     spec.input("openai:nomic-embed-text")
     [url] = [t for t in app.text_input if t.label == "Embedding server base URL"]
     url.input(" http://127.0.0.1:11434/v1 ")
