@@ -2,8 +2,8 @@
 
 fp32 (`bundled:minilm-fp32`): the bundled sentence-transformers checkpoint, exported once to ONNX by torch's
 exporter (`exported_model`). The arithmetic is the torch model's (the same weights, fp32 throughout; vectors
-agree to about 1e-6), in less time on this CPU, because no text is padded to a longer neighbour and onnxruntime
-fuses each layer's attention at load (docs/PERF.md).
+agree to about 1e-6), in less time on this CPU, because no text is padded to a longer neighbour and the calls
+run side by side on one-thread workers (docs/PERF.md).
 
 int8 (`bundled:minilm-int8`), about half of torch's time: `quantised_model` rewrites that export with
 onnxruntime's dynamic quantisation, which stores every MatMul weight as int8 per output channel and quantises
@@ -84,9 +84,10 @@ def quantised_model(folder: Path) -> Path:
 
 def exported_model(folder: Path) -> Path:
     """The fp32 MiniLM as ONNX in `folder`, exported on first use from the bundled checkpoint by torch's
-    TorchScript exporter (about 10 s once per machine). Attention is exported in its plain ("eager") form, which
-    onnxruntime fuses into one Attention node per layer at load. Inputs and outputs are named as the int8 file's,
-    with a dynamic batch and length; written under a temporary name and renamed, as `quantised_model`."""
+    TorchScript exporter (about 10 s once per machine). Attention is exported in its plain ("eager") form: plain
+    MatMul and Softmax nodes, which onnxruntime's quantiser turns into integer products. Inputs and outputs are
+    named as the package's int8 file's were, with a dynamic batch and length; written under a temporary name and
+    renamed, as `quantised_model`."""
     out = folder / f"minilm-fp32-{FP32_RECIPE}.onnx"
     if out.exists():
         return out
