@@ -487,11 +487,11 @@ def load_services() -> tuple[Any, Any, Any, Any]:
     encoding = get_encoding("cl100k_base")
     embedder = SentenceTransformerEmbedder(batch_size=BATCH_SIZE)
     embedder.embed(["Warm the model up.", "Twice."])
+    from core.store.onnx_embedder import OnnxMiniLMEmbedder
+
     twins: list[Any] = []
     for precision in ("int8", "fp32"):
         try:
-            from core.store.onnx_embedder import OnnxMiniLMEmbedder
-
             twin: Any = OnnxMiniLMEmbedder(batch_size=BATCH_SIZE, precision=precision)  # type: ignore[arg-type]
             twin.embed([f"Warm the {precision} model up with sentence {i}." for i in range(2 * BATCH_SIZE)])
         except ChunkLensError as exc:

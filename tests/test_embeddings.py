@@ -184,9 +184,9 @@ def test_a_damaged_model_file_is_built_again_and_an_unwritable_folder_is_named(t
     import pytest
 
     from core.errors import ConfigError
-    from core.store.onnx_embedder import FP32_RECIPE, OnnxMiniLMEmbedder
+    from core.store.onnx_embedder import OnnxMiniLMEmbedder, model_file
 
-    damaged = tmp_path / f"minilm-fp32-{FP32_RECIPE}.onnx"
+    damaged = model_file(tmp_path, "fp32")
     damaged.write_bytes(b"\x08\x07half a protobuf")
     embedder = OnnxMiniLMEmbedder(precision="fp32", model_folder=tmp_path)
     assert damaged.stat().st_size > 10_000_000  # exported afresh

@@ -62,11 +62,16 @@ FP32_RECIPE = "torch-export-v1"
 Precision = Literal["fp32", "int8"]
 
 
+def model_file(folder: Path, precision: Precision) -> Path:
+    """Where the model of `precision` is kept in `folder`: its recipe is in the name, so a new recipe is a new file."""
+    return folder / (f"minilm-{RECIPE}.onnx" if precision == "int8" else f"minilm-fp32-{FP32_RECIPE}.onnx")
+
+
 def quantised_model(folder: Path) -> Path:
     """The int8-arithmetic MiniLM in `folder`, built on first use from the fp32 export (`exported_model`) by
     onnxruntime's dynamic quantisation (see the module's docstring). Written under a temporary name and renamed,
     so two processes building at once never read half a file."""
-    out = folder / f"minilm-{RECIPE}.onnx"
+    out = model_file(folder, "int8")
     if out.exists():
         return out
     source = exported_model(folder)
@@ -88,7 +93,7 @@ def exported_model(folder: Path) -> Path:
     MatMul and Softmax nodes, which onnxruntime's quantiser turns into integer products. Inputs and outputs are
     named as the package's int8 file's were, with a dynamic batch and length; written under a temporary name and
     renamed, as `quantised_model`."""
-    out = folder / f"minilm-fp32-{FP32_RECIPE}.onnx"
+    out = model_file(folder, "fp32")
     if out.exists():
         return out
     _writable(folder)
@@ -131,25 +136,24 @@ def _writable(folder: Path) -> None:
 
 def open_session(folder: Path, precision: Precision, options: Any) -> Any:
     """An onnxruntime session on the model of `precision` in `folder`, built there on first use. A file that
-    cannot be read or quantised (cut short when a disk filled up, say) is deleted with the files made from it and
-    built once more; a second failure is a ConfigError naming the folder. Errors of the build itself (a folder
-    that cannot be written, a missing package) are raised as they are."""
+    cannot be read or quantised (cut short when a disk filled up, say) is deleted, with the fp32 export an int8
+    model is made from, and built once more; a second failure is a ConfigError naming the folder. Errors of the
+    build itself (a folder that cannot be written, a missing package) are raised as they are."""
     import onnxruntime as ort
 
-    made = [exported_model, quantised_model] if precision == "int8" else [exported_model]
+    build = quantised_model if precision == "int8" else exported_model  # int8 exports first when it must
     for attempt in (1, 2):
         try:
-            for build in made:
-                path = build(folder)
-            return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(str(build(folder)), options, providers=["CPUExecutionProvider"])
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - onnx and onnxruntime raise many types for a damaged file
             if attempt == 2:
                 raise ConfigError(f"the {precision} MiniLM in {folder} cannot be loaded even after rebuilding it "
                                   f"({type(exc).__name__}: {str(exc)[:200]})") from exc
-            for name in (f"minilm-fp32-{FP32_RECIPE}.onnx", f"minilm-{RECIPE}.onnx")[: len(made)]:
-                (folder / name).unlink(missing_ok=True)
+            stale: tuple[Precision, ...] = ("int8", "fp32") if precision == "int8" else ("fp32",)
+            for made in stale:
+                model_file(folder, made).unlink(missing_ok=True)
     raise AssertionError("unreachable")
 
 
@@ -192,6 +196,8 @@ class OnnxMiniLMEmbedder:
                  model_folder: Path | None = None, precision: Precision = "int8") -> None:
         if long_text not in ("truncate", "window"):
             raise ConfigError(f"long_text must be 'truncate' or 'window', not '{long_text}'")
+        if precision not in ("fp32", "int8"):
+            raise ConfigError(f"precision must be 'fp32' or 'int8', not '{precision}'")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -204,8 +210,6 @@ class OnnxMiniLMEmbedder:
         self._plain_tok.no_padding()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads, opts.inter_op_num_threads = 1, 1
-        if precision not in ("fp32", "int8"):
-            raise ConfigError(f"precision must be 'fp32' or 'int8', not '{precision}'")
         self._session = open_session(model_folder or default_model_folder(), precision, opts)
         self.workers = max(1, workers or available_cores())
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=f"embed-{precision}")
