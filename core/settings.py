@@ -23,7 +23,7 @@ SETTINGS_FILE = "settings.json"
 class Settings(BaseModel):
     workspace: str = Field(default_factory=lambda: str(default_root()))
     # the fp32 MiniLM on onnxruntime: the torch model's vectors (to float rounding) in less time. `bundled:minilm-int8`
-    # (the same model computing in int8) takes about half torch's time; it moves one question in 50 on
+    # (the same model computing in int8) takes a quarter to half of torch's time; it moves one question in 50 on
     # emanual_galaxy, so it is a setting, not the default (RESULTS.md)
     embedder: str = BUNDLED_MINILM_FP32
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com

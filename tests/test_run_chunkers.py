@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from core.chunkers.base import make_chunker
 from core.ingest.documents import Document
 from core.pipeline import chunk_documents
 from core.services import Services
@@ -71,8 +72,6 @@ def test_the_next_spec_is_chunked_while_this_one_is_indexed(tmp_path, minilm, mo
     assert results["no-such-chunker"].error and not results["no-such-chunker"].ok
     assert all(results[s].ok for s in SPECS if s != "no-such-chunker")
     for spec in ("paragraph", "recursive:theta=20", "sentence:max_tokens=30"):  # the same chunks as one by one
-        from core.chunkers.base import make_chunker
-
         alone = chunk_documents([DOC], make_chunker(spec, services.context()))
         assert [(c.start, c.end) for c in results[spec].run.chunks] == [(c.start, c.end) for c in alone.chunks]
         assert results[spec].seconds >= 0.5  # its own chunking and indexing, the held embedding included
