@@ -1,80 +1,130 @@
-"""The shared sidebar: embedder, LLM backend, store and workspace. Saved settings persist across restarts; an
-API key typed here lives only in this browser session's memory and is never shown again or saved."""
+"""The shared sidebar: this session's settings.
+
+On a `local` server (one user on loopback) every setting is editable; addresses typed here last for this browser
+session only, the rest is saved for the next start. On a `shared` server a visitor picks among what the operator
+offers (retrieval, k, fusion, backends, chunker-side options) and sees the operator's settings read-only; the
+choices are kept with the visitor's library. An API key typed here lives only in this session's memory.
+See docs/SECURITY.md.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components.state import settings
+from components import state
+from components.html import md_escape
 from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
-from core.settings import Settings, save_settings
+from core.settings import Settings, save_choices, save_settings, visitor_choice, without_addresses
+from core.urls import redact_url
+
+_LLM_LABELS = {"rule": "rule-based (no model)", "llamacpp": "local SmolLM2 (llama.cpp, JSON)",
+               "local": "local SmolLM2 (transformers)", "openai": "OpenAI-compatible"}
+_RETRIEVAL_LABELS = {"hybrid": "hybrid: MiniLM + BM25, fused", "dense": "dense: MiniLM cosine",
+                     "bm25": "bm25: lexical only"}
+_FUSION_LABELS = {"rrf": "reciprocal rank (RRF, k=60)", "weighted": "weighted sum of min-max scores"}
+_EMBEDDER_HELP = ("bundled:minilm-fp32 (the default: all-MiniLM-L6-v2 on onnxruntime), bundled:minilm-int8 (the "
+                  "same model computing in int8: about half the time), bundled:all-MiniLM-L6-v2 (fp32 on torch), a "
+                  "sentence-transformers folder, or openai:<model>")
+
+
+def _choice(label: str, options: list[str] | tuple[str, ...], value: str, **kwargs) -> str:
+    options = list(options)
+    return st.selectbox(label, options, index=options.index(value) if value in options else 0, **kwargs)
+
+
+def _visitor_fields(current: Settings, embedders: list[str] | None) -> dict:
+    """The widgets every mode shows; `embedders` limits the embedder to a list (shared), None lets it be typed."""
+    values: dict = {}
+    if embedders is None:
+        values["embedder"] = st.text_input("Embedder", current.embedder, help=_EMBEDDER_HELP)
+    else:
+        values["embedder"] = _choice("Embedder", embedders, current.embedder, help="offered by this server")
+    values["long_text"] = _choice("Texts longer than the embedder reads", ["truncate", "window"], current.long_text)
+    values["llm"] = _choice("CNM backend (CHOP)", list(_LLM_LABELS), current.llm, format_func=_LLM_LABELS.get)
+    values["scorer_engine"] = _choice("LGMGC scorer engine", SCORER_ENGINES, current.scorer_engine,
+                                      format_func={"transformers": "transformers (torch)",
+                                                   "llamacpp": "llama.cpp (the GGUF in-process)"}.get)
+    values["eos_mode"] = _choice("LGMGC: end of text means", EOS_MODES, current.eos_mode,
+                                 format_func={"eos": "end tokens (<|im_end|>, <|endoftext|>)",
+                                              "paragraph": "a blank line (new paragraph)", "sum": "either"}.get)
+    values["scorer_dtype"] = _choice("LGMGC scorer precision", DTYPES, current.scorer_dtype,
+                                     help="transformers engine: bfloat16 is faster on CPUs with AVX-512 BF16")
+    values["top_k"] = int(st.number_input("Top k", 1, 50, current.top_k))
+    values["retrieval"] = _choice("Retrieval (every chunker alike)", list(_RETRIEVAL_LABELS), current.retrieval,
+                                  format_func=_RETRIEVAL_LABELS.get,
+                                  help="BM25 reads exactly the text that is embedded (CNM or heading prefix + span)")
+    values["fusion"] = _choice("Hybrid fusion", list(_FUSION_LABELS), current.fusion, format_func=_FUSION_LABELS.get)
+    values["lexical_weight"] = float(st.slider("Hybrid: lexical weight", 0.0, 1.0, float(current.lexical_weight),
+                                               0.05, help="0 = dense only, 1 = BM25 only"))
+    return values
+
+
+def _key_field() -> str:
+    return st.text_input("API key (this session only)", type="password", value="",
+                         help="Kept in memory for this browser session; never saved or shown again. It is sent only "
+                              "to the base URL this session uses.")
+
+
+def _local_form(current: Settings) -> None:
+    with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
+        values = _visitor_fields(current, None)
+        values["embedder_base_url"] = st.text_input(
+            "Embedding server base URL", current.embedder_base_url,
+            help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, llama.cpp, TEI); empty for "
+                 "api.openai.com. Typed here, it lasts for this browser session (set CHUNKLENS_EMBEDDER_BASE_URL "
+                 "to keep it); the server's OPENAI_API_KEY is never sent to it.")
+        values["llm_model"] = st.text_input("LLM model", current.llm_model,
+                                            help="e.g. gpt-4o-mini, llama3.1 (Ollama), or a GGUF / model folder")
+        values["llm_base_url"] = st.text_input(
+            "LLM base URL", current.llm_base_url,
+            help="empty for api.openai.com. Typed here, it lasts for this browser session (set "
+                 "CHUNKLENS_LLM_BASE_URL to keep it); the server's OPENAI_API_KEY is never sent to it.")
+        key = _key_field()
+        values["scorer_model"] = st.text_input(
+            "LGMGC scorer model", current.scorer_model,
+            help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder (transformers) or a "
+                 ".gguf file (llama.cpp)")
+        values["chroma_server"] = st.text_input("Chroma server (host:port)", current.chroma_server,
+                                                help="empty: embedded store. Typed here, it lasts for this session.")
+        values["workspace"] = st.text_input("Workspace folder", current.workspace)
+        values["max_upload_mb"] = int(st.number_input("Upload limit per file (MB)", 1, 2048, current.max_upload_mb,
+                                                      help="Larger files are refused with a message naming them."))
+        if st.form_submit_button("Save settings"):
+            values = {k: v.strip() if isinstance(v, str) else v for k, v in values.items()}
+            new = current.model_copy(update=values)
+            if key:
+                st.session_state["api_key"] = key
+            st.session_state["settings"] = Settings.model_validate(new.model_dump())
+            save_settings(without_addresses(new))
+            st.rerun()
+
+
+def _shared_form(current: Settings) -> None:
+    config = state.server_config()
+    with st.sidebar.expander("Settings", expanded=False):
+        with st.form("settings_form"):
+            values = _visitor_fields(current, config.embedders)
+            key = _key_field()
+            if st.form_submit_button("Save settings"):
+                new = visitor_choice(config, current, current.model_copy(update=values))
+                if key:
+                    st.session_state["api_key"] = key
+                st.session_state["settings"] = new
+                save_choices(state.library().root, new)
+                st.rerun()
+        st.caption("Set by the server's operator (docs/SECURITY.md): "
+                   + "; ".join(f"{name}: {md_escape(value)}" for name, value in config.describe().items()))
 
 
 def render() -> None:
-    current = settings()
-    with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
-        embedder = st.text_input("Embedder", current.embedder,
-                                 help="bundled:minilm-fp32 (the default: all-MiniLM-L6-v2 on onnxruntime), "
-                                      "bundled:minilm-int8 (the same model computing in int8: about half the "
-                                      "time), bundled:all-MiniLM-L6-v2 (fp32 on torch), a sentence-transformers "
-                                      "folder, or openai:<model>")
-        embedder_base_url = st.text_input("Embedding server base URL", current.embedder_base_url,
-                                          help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, "
-                                               "llama.cpp, TEI); empty for api.openai.com")
-        long_text = st.selectbox("Texts longer than the embedder reads", ["truncate", "window"],
-                                 index=["truncate", "window"].index(current.long_text))
-        kinds = ["rule", "llamacpp", "local", "openai"]
-        llm = st.selectbox("CNM backend (CHOP)", kinds, index=kinds.index(current.llm),
-                           format_func={"rule": "rule-based (no model)", "llamacpp": "local SmolLM2 (llama.cpp, JSON)",
-                                        "local": "local SmolLM2 (transformers)", "openai": "OpenAI-compatible"}.get)
-        llm_model = st.text_input("LLM model", current.llm_model, help="e.g. gpt-4o-mini, llama3.1 (Ollama)")
-        llm_base_url = st.text_input("LLM base URL", current.llm_base_url, help="empty for api.openai.com")
-        key = st.text_input("API key (this session only)", type="password", value="",
-                            help="Kept in memory for this browser session; never saved or shown again.")
-        scorer_engine = st.selectbox("LGMGC scorer engine", SCORER_ENGINES,
-                                     index=SCORER_ENGINES.index(current.scorer_engine),
-                                     format_func={"transformers": "transformers (torch)",
-                                                  "llamacpp": "llama.cpp (the GGUF in-process)"}.get)
-        scorer_model = st.text_input("LGMGC scorer model", current.scorer_model,
-                                     help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder "
-                                          "(transformers) or a .gguf file (llama.cpp)")
-        eos_mode = st.selectbox("LGMGC: end of text means", EOS_MODES, index=EOS_MODES.index(current.eos_mode),
-                                format_func={"eos": "end tokens (<|im_end|>, <|endoftext|>)",
-                                             "paragraph": "a blank line (new paragraph)", "sum": "either"}.get)
-        scorer_dtype = st.selectbox("LGMGC scorer precision", DTYPES, index=DTYPES.index(current.scorer_dtype),
-                                    help="transformers engine: bfloat16 is faster on CPUs with AVX-512 BF16")
-        chroma = st.text_input("Chroma server (host:port)", current.chroma_server, help="empty: embedded store")
-        workspace = st.text_input("Workspace folder", current.workspace)
-        top_k = st.number_input("Top k", 1, 50, current.top_k)
-        modes = ["hybrid", "dense", "bm25"]
-        retrieval = st.selectbox("Retrieval (every chunker alike)", modes, index=modes.index(current.retrieval),
-                                 format_func={"hybrid": "hybrid: MiniLM + BM25, fused", "dense": "dense: MiniLM cosine",
-                                              "bm25": "bm25: lexical only"}.get,
-                                 help="BM25 reads exactly the text that is embedded (CNM or heading prefix + span)")
-        fusion = st.selectbox("Hybrid fusion", ["rrf", "weighted"], index=["rrf", "weighted"].index(current.fusion),
-                              format_func={"rrf": "reciprocal rank (RRF, k=60)",
-                                           "weighted": "weighted sum of min-max scores"}.get)
-        lexical_weight = st.slider("Hybrid: lexical weight", 0.0, 1.0, float(current.lexical_weight), 0.05,
-                                   help="0 = dense only, 1 = BM25 only")
-        max_upload_mb = st.number_input("Upload limit per file (MB)", 1, 2048, current.max_upload_mb,
-                                        help="Larger files are refused with a message naming them.")
-        if st.form_submit_button("Save settings"):
-            new = Settings(workspace=workspace, embedder=embedder, embedder_base_url=embedder_base_url.strip(),
-                           long_text=long_text, llm=llm,
-                           llm_model=llm_model, llm_base_url=llm_base_url, llm_timeout=current.llm_timeout,
-                           scorer_model=scorer_model, eos_mode=eos_mode, scorer_dtype=scorer_dtype,
-                           scorer_engine=scorer_engine,
-                           chroma_server=chroma, top_k=int(top_k), max_upload_mb=int(max_upload_mb),
-                           retrieval=retrieval, fusion=fusion, lexical_weight=float(lexical_weight))
-            if key:
-                st.session_state["api_key"] = key
-            st.session_state["settings"] = new
-            save_settings(new)
-            st.rerun()
-    s = settings()
+    current = state.settings()
+    (_local_form if state.mode() == "local" else _shared_form)(current)
+    s = state.settings()
     key_note = "key set" if st.session_state.get("api_key") else "no key"
-    st.sidebar.caption(f"Embedder: {s.embedder} ({s.long_text}) · CNM: {s.llm}"
-                       + (f" ({key_note})" if s.llm == "openai" else "")
-                       + f" · Store: {s.chroma_server or 'embedded'}"
-                       + f" · Retrieval: {s.retrieval}"
-                       + (f" ({s.fusion}, lexical weight {s.lexical_weight:g})" if s.retrieval == "hybrid" else ""))
+    # the embedder and the store are free text (a file or a saved setting may hold Markdown): escaped
+    st.sidebar.caption(
+        f"Embedder: {md_escape(s.embedder)} ({s.long_text}) · CNM: {s.llm}"
+        + (f" ({key_note})" if s.llm == "openai" else "")
+        + f" · Store: {md_escape(redact_url(s.chroma_server)) or 'embedded'} · Retrieval: {s.retrieval}"
+        + (f" ({s.fusion}, lexical weight {s.lexical_weight:g})" if s.retrieval == "hybrid" else "")
+        + f" · {state.mode()} server")

@@ -6,15 +6,17 @@ Nothing here chunks or retrieves; it only decides which `core` objects this brow
 from __future__ import annotations
 
 import hashlib
-import os
+from pathlib import Path
 
 import streamlit as st
 
 from components.html import md_escape
-from core.errors import ChunkLensError, StoreError
+from core.errors import ChunkLensError, ConfigError, StoreError
 from core.ingest.library import Library, new_library_id, valid_library_id
+from core.keys import KeyRing
+from core.server_config import ServerConfig, load_server_config, resolve_mode
 from core.services import Services, build_services
-from core.settings import Settings, load_settings_checked
+from core.settings import Settings, load_choices, load_settings_checked, session_settings, settings_path
 from core.workbench import Corpus, make_corpus, restore_runs
 from core.workspace import Workspace
 
@@ -47,12 +49,41 @@ def _note(lines: list[str]) -> None:
     shown.extend(line for line in lines if line not in shown)
 
 
+def server_config() -> ServerConfig:
+    """The operator's settings (core.server_config), read once per browser session. A bad config file stops the
+    page with its one line: guessing would be worse on a shared server."""
+    try:
+        if "server_config" not in st.session_state:
+            st.session_state["server_config"] = load_server_config()
+        return st.session_state["server_config"]
+    except ConfigError as exc:
+        st.error(f"The server's configuration cannot be used: {md_escape(str(exc))}")
+        st.stop()
+        raise
+
+
+def mode() -> str:
+    """`local` (one user, who may edit every setting) or `shared` (visitors choose among the operator's offer)."""
+    return resolve_mode(server_config(), st.get_option("server.address"))
+
+
+def _library_root(config: ServerConfig) -> Path | None:
+    lib_id = st.query_params.get("lib")
+    return Workspace.open(config.workspace).uploads / lib_id if valid_library_id(lib_id) else None
+
+
 def settings() -> Settings:
+    """This session's settings: made once per session (core.settings.session_settings), then changed only by
+    this session's sidebar. No other session's choices reach them."""
     if "settings" not in st.session_state:
+        config = server_config()
+        saved = settings_path().exists()
         loaded = load_settings_checked()
         if loaded.problem:
             _note([loaded.problem])
-        st.session_state["settings"] = loaded.settings
+        root = _library_root(config) if mode() == "shared" else None
+        choices = load_choices(root) if root else None
+        st.session_state["settings"] = session_settings(mode(), config, loaded.settings if saved else None, choices)
     return st.session_state["settings"]
 
 
@@ -69,13 +100,17 @@ def show_problems() -> None:
         st.rerun()
 
 
-def api_key() -> str | None:
-    return st.session_state.get("api_key") or os.environ.get("OPENAI_API_KEY") or None
+def keys() -> KeyRing:
+    """Which key goes where for this session: the server's key only to the operator's base URLs, the key typed
+    in this session only where this session points (core.keys)."""
+    config = server_config()
+    return KeyRing.operator([config.embedder_base_url, config.llm_base_url],
+                            session_key=st.session_state.get("api_key") or None)
 
 
 @st.cache_resource(show_spinner="Loading models and stores…")
-def _services(settings_json: str, key_digest: str, _api_key: str | None) -> Services:
-    return build_services(Settings.model_validate_json(settings_json), _api_key)
+def _services(settings_json: str, key_digest: str, _keys: KeyRing) -> Services:
+    return build_services(Settings.model_validate_json(settings_json), _keys)
 
 
 #: settings that steer only uploads and how runs are searched, not the services or the chunks: changing them must
@@ -85,10 +120,9 @@ _NOT_SERVICES = {"max_upload_mb", "top_k", "retrieval", "fusion", "lexical_weigh
 
 def services() -> Services | None:
     """The embedder, store and LLM backend for the current settings (shared by sessions with equal settings)."""
-    key = api_key()
-    digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]  # the key itself is never a cache label
-    try:
-        return _services(settings().model_dump_json(exclude=_NOT_SERVICES), digest, key)
+    ring = keys()
+    try:  # the keys themselves are never a cache label, only a digest of them
+        return _services(settings().model_dump_json(exclude=_NOT_SERVICES), ring.digest_part(), ring)
     except StoreError as exc:
         st.error(f"Vector store unavailable: {exc}. Your documents and settings are kept; chunking and questions "
                  "work again once the store answers (reload the page).")

@@ -182,10 +182,13 @@ def settings_from_flags(args: argparse.Namespace):
 def _services(settings, needs: set[str]):
     """The services the chunkers need (`core.services.needs_of`), through the app's builder; the callers check
     flags and specs first, so they fail before any slow work."""
+    from core.keys import KeyRing
     from core.services import build_services
 
     _quiet_libraries()
-    return build_services(settings, needs=needs)
+    # the command line is the operator's: its base URLs may receive the server's key (core.keys)
+    keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url])
+    return build_services(settings, keys, needs=needs)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

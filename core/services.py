@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.chunkers.base import ChunkerContext, make_chunker
 from core.errors import ChunkLensError, ConfigError
+from core.keys import KeyRing
 from core.settings import Settings
 from core.store.embeddings import make_embedder
 from core.store.index import StoreSettings, VectorStore
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from core.llm.base import LLMClient
     from core.store.embeddings import Embedder
 
-#: factory(settings, workspace, services built so far, api key) -> the service
-ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], "str | None"], Any]
+#: factory(settings, workspace, services built so far, the key ring that says which key goes where) -> the service
+ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], KeyRing], Any]
 FACTORIES: dict[str, ServiceFactory] = {}
 
 
@@ -69,31 +70,38 @@ def open_store(settings: Settings, workspace: Workspace) -> VectorStore:
                        else StoreSettings(path=workspace.chroma))
 
 
-def build_services(settings: Settings, api_key: str | None = None,
+def build_services(settings: Settings, keys: KeyRing | None = None,
                    needs: Collection[str] | None = None) -> Services:
-    """The services `settings` names; with `needs`, only the named ones beyond the embedder and store."""
+    """The services `settings` names; with `needs`, only the named ones beyond the embedder and store.
+
+    `keys` says which API key may go to which base URL (`core.keys`). Without one, the server's key goes only to
+    api.openai.com and OPENAI_BASE_URL: a caller whose settings name other addresses it trusts (the command line)
+    says so with `KeyRing.operator`."""
     import core.methods  # noqa: F401  (the methods register their services)
 
+    keys = keys or KeyRing.operator(())
     ws = Workspace.open(settings.workspace)
     embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache,
-                             base_url=settings.embedder_base_url or None, api_key=api_key)
+                             base_url=settings.embedder_base_url or None,
+                             api_key=keys.key_for(settings.embedder_base_url))
     built: dict[str, Any] = {"embedder": embedder}
     for name, factory in FACTORIES.items():
         if needs is None or name in needs:
-            built[name] = factory(settings, ws, built, api_key)
+            built[name] = factory(settings, ws, built, keys)
     return Services(settings, ws, embedder, open_store(settings, ws), built.get("llm"), built.get("scorer"),
                     built.get("chat"), LexicalStore(ws.lexical))
 
 
 @register_service("chat")
-def _chat_client(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> LLMClient:
+def _chat_client(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> LLMClient:
     """The OpenAI-compatible server or the in-process llama.cpp model when the settings name one, otherwise the
     bundled model through transformers."""
     from core.llm.factory import make_chat_client
 
     if settings.llm == "openai":
         return make_chat_client("openai", ws.cache, model=settings.llm_model or None,
-                                base_url=settings.llm_base_url or None, api_key=api_key, timeout=settings.llm_timeout)
+                                base_url=settings.llm_base_url or None, api_key=keys.key_for(settings.llm_base_url),
+                                timeout=settings.llm_timeout)
     if settings.llm == "llamacpp":
         return make_chat_client("llamacpp", ws.cache, model=settings.llm_model or None)
     return make_chat_client("local", ws.cache, model=settings.llm_model or None if settings.llm == "local" else None)

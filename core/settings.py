@@ -2,6 +2,12 @@
 
 An API key is never part of the settings: it comes from the environment or is typed into the app for the
 current browser session only, and is never written anywhere.
+
+The fields fall in two groups (docs/SECURITY.md). `OPERATOR_FIELDS` say where data and keys go, where files live
+and how much may be uploaded: on a shared server they come from the operator (`core.server_config`) and a visitor
+cannot change them. The rest are a visitor's choices, kept per browser session (and with the visitor's library).
+`ADDRESS_FIELDS` are never saved from a browser, in any mode: an address typed in one session must not change
+where another session sends its documents.
 """
 
 from __future__ import annotations
@@ -61,6 +67,71 @@ class Settings(BaseModel):
             return None
         host, _, port = self.chroma_server.strip().rpartition(":")
         return (host, int(port)) if host and port.isdigit() else None
+
+
+#: the operator's fields (core.server_config.ServerConfig names the same ones)
+OPERATOR_FIELDS = ("workspace", "chroma_server", "embedder_base_url", "llm_base_url", "llm_model", "scorer_model",
+                   "llm_timeout", "max_upload_mb")
+#: where a session sends its documents, questions and key: set by the operator, or typed for one session only
+ADDRESS_FIELDS = ("chroma_server", "embedder_base_url", "llm_base_url")
+#: what a visitor of a shared server may choose (the embedder only among the operator's `embedders`)
+VISITOR_FIELDS = tuple(name for name in Settings.model_fields if name not in OPERATOR_FIELDS)
+CHOICES_FILE = "choices.json"
+
+
+def session_settings(mode: str, config, saved: Settings | None, choices: dict | None = None) -> Settings:
+    """The settings a new browser session starts with.
+
+    `config` is the operator's `ServerConfig`, `saved` the server's settings.json (if any), `choices` what this
+    visitor saved with their library. Addresses always come from the operator. In `local` mode the rest is the
+    saved settings; in `shared` mode the operator's fields come from `config` and a visitor's choices from
+    `choices`, else from the saved settings, with the embedder kept among the operator's offer."""
+    base = saved or Settings(workspace=config.workspace, embedder=config.embedders[0])
+    if mode == "local":
+        return base.model_copy(update={name: getattr(config, name) for name in ADDRESS_FIELDS})
+    values = {name: getattr(base, name) for name in VISITOR_FIELDS}
+    for name, value in (choices or {}).items():
+        if name in VISITOR_FIELDS:
+            values[name] = value
+    try:
+        chosen = Settings.model_validate(values)
+    except ValidationError:  # a choices file from another version: the saved settings' choices instead
+        chosen = Settings.model_validate({name: getattr(base, name) for name in VISITOR_FIELDS})
+    return visitor_choice(config, chosen, chosen)
+
+
+def visitor_choice(config, current: Settings, submitted: Settings) -> Settings:
+    """`submitted` as a visitor of a shared server may have it: their choices, the operator's fields from
+    `config`, and an embedder the operator offers (else the offer's first)."""
+    update = {name: getattr(submitted, name) for name in VISITOR_FIELDS}
+    update.update({name: getattr(config, name) for name in OPERATOR_FIELDS})
+    if update["embedder"] not in config.embedders:
+        update["embedder"] = current.embedder if current.embedder in config.embedders else config.embedders[0]
+    return current.model_copy(update=update)
+
+
+def without_addresses(settings: Settings) -> Settings:
+    """The settings as a browser may save them: no address (see ADDRESS_FIELDS)."""
+    return settings.model_copy(update={name: "" for name in ADDRESS_FIELDS})
+
+
+def save_choices(folder: Path, settings: Settings) -> None:
+    """Keep a visitor's choices with their library (`folder`), so reopening its address finds them."""
+    from core.storage import write_atomically
+
+    folder.mkdir(parents=True, exist_ok=True)
+    choices = {name: getattr(settings, name) for name in VISITOR_FIELDS}
+    write_atomically(folder / CHOICES_FILE, json.dumps(choices, indent=2))
+
+
+def load_choices(folder: Path) -> dict:
+    """A visitor's saved choices, {} when there are none or the file is not a JSON object (choices are
+    conveniences: a damaged file only means the defaults)."""
+    try:
+        data = json.loads((folder / CHOICES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | float | None):

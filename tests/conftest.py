@@ -66,3 +66,15 @@ def workspace(tmp_path):
     from core.workspace import Workspace
 
     return Workspace.open(tmp_path / "ws")
+
+
+@pytest.fixture(autouse=True)
+def _local_server_by_default(monkeypatch, tmp_path):
+    """AppTest serves no address, so `auto` would make every test a shared server. Tests run as `scripts/run-app.sh`
+    serves by default (loopback: a local server); tests of a shared server set CHUNKLENS_MODE=shared themselves.
+    No operator file of the machine running the tests is read."""
+    monkeypatch.setenv("CHUNKLENS_MODE", "local")
+    monkeypatch.setenv("CHUNKLENS_CONFIG", str(tmp_path / "no-server.toml"))
+    for name in ("CHUNKLENS_CHROMA_SERVER", "CHUNKLENS_EMBEDDER_BASE_URL", "CHUNKLENS_LLM_BASE_URL",
+                 "CHUNKLENS_LLM_MODEL", "CHUNKLENS_SCORER_MODEL", "CHUNKLENS_MAX_UPLOAD_MB"):
+        monkeypatch.delenv(name, raising=False)

@@ -228,9 +228,10 @@ def test_the_scorer_engine_setting_persists_and_picks_llama_cpp(app, tmp_path):
     assert scorer.key.startswith("scorer:llamacpp:") and "llama.cpp" in scorer.label
 
 
-def test_an_embedding_server_setting_persists_and_names_the_server(app, tmp_path):
-    """The sidebar's Embedder and Embedding server base URL reach the OpenAI-compatible embedder; the cache key names
-    the server, so its vectors never mix with another server's for the same model name."""
+def test_an_embedding_server_typed_in_a_local_session_names_the_server_and_lasts_for_that_session(app, tmp_path):
+    """The sidebar's Embedder and Embedding server base URL reach this session's OpenAI-compatible embedder; the
+    cache key names the server, so its vectors never mix with another server's for the same model name. The address
+    is not saved: a new session starts without it (docs/SECURITY.md)."""
     from core.services import build_services
     from core.settings import load_settings
 
@@ -241,20 +242,23 @@ def test_an_embedding_server_setting_persists_and_names_the_server(app, tmp_path
     url.input(" http://127.0.0.1:11434/v1 ")
     at = click(app, "Save settings")
     assert not at.exception
+    mine = at.session_state["settings"]
+    assert (mine.embedder, mine.embedder_base_url) == ("openai:nomic-embed-text", "http://127.0.0.1:11434/v1")
+    assert build_services(mine, needs=()).embedder.key == "openai:127.0.0.1:11434/v1:nomic-embed-text"
     saved = load_settings(tmp_path / "ws")
-    assert (saved.embedder, saved.embedder_base_url) == ("openai:nomic-embed-text", "http://127.0.0.1:11434/v1")
-    assert build_services(saved, needs=()).embedder.key == "openai:127.0.0.1:11434/v1:nomic-embed-text"
+    assert (saved.embedder, saved.embedder_base_url) == ("openai:nomic-embed-text", "")
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    assert other.session_state["settings"].embedder_base_url == ""
 
 
 def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypatch):
     """A Chroma server that does not answer is reported as the store's failure, not as bad settings, and the
     documents already added stay listed."""
     from bench.local_servers import free_port
-    from core.settings import Settings, save_settings
 
     ws = tmp_path / "ws"
     monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(ws))
-    save_settings(Settings(workspace=str(ws), chroma_server=f"127.0.0.1:{free_port()}"), ws)
+    monkeypatch.setenv("CHUNKLENS_CHROMA_SERVER", f"127.0.0.1:{free_port()}")  # the operator's address
     at = load_sample(AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run())
     at.switch_page("pages/chunks.py").run()
     assert not at.exception

@@ -129,12 +129,13 @@ def test_a_typed_key_reaches_only_the_authorization_header(tmp_path, monkeypatch
 
 
 def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
+    from core.keys import KeyRing
     from core.llm.base import ChatRequest, LLMError
     from core.services import build_services
     from core.settings import Settings
 
     services = build_services(Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m",
-                                       llm_base_url=llm_server), CANARY)
+                                       llm_base_url=llm_server), KeyRing(session_key=CANARY))
     backend = services.llm.client.backend
     assert backend.client.api_key == CANARY  # the key is there to be used...
     for shown in (repr(services), repr(services.llm), repr(services.chat), repr(backend), str(services.settings)):

@@ -24,8 +24,8 @@ class OpenAICompatibleChat:
                  max_retries: int = 3, max_concurrency: int = 4, json_mode: str | None = None) -> None:
         import openai
 
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key and not base_url:
+        key = api_key  # never read from the environment here: core.keys decides which key may go to base_url
+        if not key and not (base_url or os.environ.get("OPENAI_BASE_URL")):
             raise ConfigError("the OpenAI backend needs an API key (OPENAI_API_KEY or the settings) or a base URL")
         if not model:
             raise ConfigError("the OpenAI backend needs a model name")

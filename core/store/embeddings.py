@@ -194,7 +194,7 @@ class OpenAIEmbedder:
                  api_key: str | None = None, batch_size: int = 128, timeout: float = 60.0) -> None:
         from openai import OpenAI
 
-        key = api_key or os.environ.get("OPENAI_API_KEY")
+        key = api_key  # never read from the environment here: core.keys decides which key may go to base_url
         if not key and not (base_url or os.environ.get("OPENAI_BASE_URL")):  # a local server needs no key
             raise ConfigError("OpenAI embeddings need OPENAI_API_KEY (or a key in the settings)")
         self.client = OpenAI(api_key=key or "not-needed", base_url=base_url, timeout=timeout, max_retries=3)

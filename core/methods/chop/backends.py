@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigError
+from core.keys import KeyRing
 from core.llm.factory import make_chat_client
 from core.methods.chop.cnm import PromptedCnm
 from core.methods.chop.rules import RuleCnm
@@ -28,8 +29,9 @@ def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None, **chat: A
 
 
 @register_service("llm")
-def cnm_backend(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> Any:
-    chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None, "api_key": api_key,
+def cnm_backend(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> Any:
+    chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None,
+            "api_key": keys.key_for(settings.llm_base_url),
             "timeout": settings.llm_timeout}
     return make_cnm_backend(settings.llm, ws.cache, embedder=built.get("embedder"),
                             **({} if settings.llm == "rule" else chat))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.keys import KeyRing
 from core.llm.local_model import BUNDLED_SMOLLM2
 from core.methods.lgmgc.scoring import EosScorer, NextTokenScorer
 from core.services import register_service
@@ -12,7 +13,7 @@ from core.workspace import Workspace
 
 
 @register_service("scorer")
-def eos_scorer(settings: Settings, ws: Workspace, built: dict[str, Any], api_key: str | None) -> NextTokenScorer:
+def eos_scorer(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> NextTokenScorer:
     if settings.scorer_engine == "llamacpp":
         from core.methods.lgmgc.scoring_llamacpp import LlamaCppEosScorer
 

@@ -1,0 +1,114 @@
+"""What whoever starts the server decides, and a visitor in the browser cannot change.
+
+A ChunkLens server may be shared: one process, several browsers. Anything that says where data or keys go, where
+files live or how much a visitor may upload is the operator's: the workspace, the Chroma address, the base URLs
+of OpenAI-compatible servers, model paths, the upload limit and the embedders visitors may pick. It comes from a
+TOML file (`$CHUNKLENS_CONFIG`, else `server.toml` in the default workspace folder) and from environment
+variables, which win over the file. The command line is the operator too (`core.__main__`).
+
+The mode says who the browser's user is. `local`: one person on their own machine, who may edit every setting in
+the sidebar (addresses typed there last for that browser session only). `shared`: many visitors, who choose only
+among what the operator offers. `auto`, the default, is `local` when the server listens on loopback only and
+`shared` otherwise. docs/SECURITY.md has the whole threat model.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.errors import ConfigError
+from core.store.embeddings import BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
+from core.urls import normalize_base_url, redact_url
+from core.workspace import default_root
+
+CONFIG_FILE = "server.toml"
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+#: what the embedder field offers a shared server's visitors when the operator names no list (all run offline)
+BUNDLED_EMBEDDERS = (BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8, "bundled:all-MiniLM-L6-v2")
+#: environment variable -> field; each wins over the config file
+ENVIRONMENT = {
+    "CHUNKLENS_MODE": "mode",
+    "CHUNKLENS_WORKSPACE": "workspace",
+    "CHUNKLENS_CHROMA_SERVER": "chroma_server",
+    "CHUNKLENS_EMBEDDER_BASE_URL": "embedder_base_url",
+    "CHUNKLENS_LLM_BASE_URL": "llm_base_url",
+    "CHUNKLENS_LLM_MODEL": "llm_model",
+    "CHUNKLENS_SCORER_MODEL": "scorer_model",
+    "CHUNKLENS_MAX_UPLOAD_MB": "max_upload_mb",
+}
+
+
+class ServerConfig(BaseModel):
+    """The operator's settings. Field names match `core.settings.Settings`, whose values they supply."""
+
+    model_config = {"extra": "forbid"}
+
+    mode: Literal["auto", "local", "shared"] = "auto"
+    workspace: str = Field(default_factory=lambda: str(default_root()))
+    chroma_server: str = ""
+    embedder_base_url: str = ""
+    llm_base_url: str = ""
+    llm_model: str = ""
+    scorer_model: str = ""
+    llm_timeout: float = Field(default=60.0, gt=0, le=3600)
+    max_upload_mb: int = Field(default=50, ge=1, le=2048)
+    #: the embedders a shared server's visitors may pick from (the first is the default)
+    embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
+
+    def trusted_base_urls(self) -> frozenset[str]:
+        """The addresses the server's own API key may go to: the operator's base URLs, OPENAI_BASE_URL, and the
+        client's default (api.openai.com, written as "")."""
+        urls = {"", normalize_base_url("https://api.openai.com/v1"), normalize_base_url(self.embedder_base_url),
+                normalize_base_url(self.llm_base_url), normalize_base_url(os.environ.get("OPENAI_BASE_URL"))}
+        return frozenset(urls)
+
+    def describe(self) -> dict[str, str]:
+        """The settings as a visitor may see them: addresses without their credentials."""
+        return {"workspace": self.workspace, "Chroma": redact_url(self.chroma_server) or "embedded",
+                "embedding server": redact_url(self.embedder_base_url) or "api.openai.com (if used)",
+                "LLM server": redact_url(self.llm_base_url) or "api.openai.com (if used)",
+                "LLM model": self.llm_model or "the backend's default",
+                "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
+                "upload limit": f"{self.max_upload_mb} MB per file"}
+
+
+def config_path() -> Path:
+    return Path(os.environ.get("CHUNKLENS_CONFIG") or default_root() / CONFIG_FILE)
+
+
+def load_server_config(path: Path | None = None, environ: dict[str, str] | None = None) -> ServerConfig:
+    """The operator's settings: the file (none is fine), then the environment. A file that is not valid TOML or
+    holds an unknown or bad value is a ConfigError with one line: a server should not start on a guess."""
+    path = path or config_path()
+    env = os.environ if environ is None else environ
+    values: dict = {}
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: could not be read ({exc.__class__.__name__})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    for name, field in ENVIRONMENT.items():
+        if env.get(name, "").strip():
+            values[field] = env[name].strip()
+    try:
+        return ServerConfig.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"{path} or its environment variables: {where}: {err['msg']}") from None
+
+
+def resolve_mode(config: ServerConfig, bound_address: str | None) -> Literal["local", "shared"]:
+    """`local` or `shared`: the operator's choice, else `local` only when the server listens on loopback alone."""
+    if config.mode != "auto":
+        return config.mode
+    host = (bound_address or "").strip()
+    return "local" if host in LOOPBACK_HOSTS or host.startswith("127.") else "shared"
