@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from components import state
+from components import confirm, state
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, export_tags, import_tags
 from core.pipeline import run_key
@@ -110,7 +110,9 @@ if uploaded is not None and c2.button("Apply imported tags"):
         show_effect(new_result, changed, imported)
     except (ChunkLensError, ValueError) as exc:
         st.error(f"Tags not imported: {exc}")
-if edited and st.button("Discard edits"):
+if edited and confirm.confirmed("Discard edits", f"discard:{key}", "Discard every saved tag edit of this run? "
+                                "The chunks go back to the tags the backend gave; this cannot be undone.",
+                                "Yes, discard the edits"):
     st.session_state["edited"].pop(key, None)
     log.clear(key)
     st.rerun()

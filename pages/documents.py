@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import archive_panel, state
+from components import archive_panel, confirm, state
 from components.html import md_escape
 from core.errors import ChunkLensError
 from core.ingest.documents import SUPPORTED_SUFFIXES
@@ -57,7 +57,11 @@ if dataset is not None:
     st.caption(f"QA set '{dataset.name}': {len(dataset.questions)} questions with gold spans over these documents.")
 
 to_remove = st.multiselect("Remove documents", [d.doc_id for d in docs])
-if st.button("Remove selected", disabled=not to_remove):
+if not to_remove:
+    confirm.forget("remove_docs")
+named = ", ".join(md_escape(d) for d in to_remove)
+if confirm.confirmed("Remove selected", "remove_docs", f"Remove {len(to_remove)} document(s) ({named}) with their "
+                     "original uploads? This cannot be undone.", "Yes, remove them", disabled=not to_remove):
     for doc_id in to_remove:
         lib.remove(doc_id)
     st.rerun()

@@ -62,6 +62,10 @@ def test_documents_page_loads_the_sample_set(app):
     assert len(table) == 7 and set(table.columns) >= {"doc_id", "characters", "tokens"}
     at.multiselect[0].select("fan-F30").run()
     at = click(at, "Remove selected")
+    assert len(at.dataframe[0].value) == 7 and "Remove 1 document(s) (fan\\-F30)" in at.warning[0].value
+    at = click(at, "Cancel")
+    assert len(at.dataframe[0].value) == 7 and not at.warning
+    at = click(click(at, "Remove selected"), "Yes, remove them")
     assert len(at.dataframe[0].value) == 6
 
 
