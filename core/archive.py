@@ -46,6 +46,7 @@ from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_a
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
 from core.settings import SETTINGS_FILE, Settings, save_settings, settings_path
+from core.storage import write_atomically
 from core.workspace import Workspace
 
 FORMAT = "chunklens-archive"
@@ -114,8 +115,8 @@ def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
     zf.writestr(f"{base}/order.json", json.dumps([d.doc_id for d in docs]))
     for d in docs:
         zf.write(lib.texts / f"{d.doc_id}.json", f"{base}/texts/{d.doc_id}.json")
-        for original in sorted(lib.originals.glob(f"{d.doc_id}.*")):
-            if original.stem == d.doc_id and original.suffix in SUPPORTED_SUFFIXES:
+        for original in lib.originals_of(d.doc_id):  # by exact name: a doc id is never a glob pattern
+            if original.suffix in SUPPORTED_SUFFIXES:
                 zf.write(original, f"{base}/originals/{original.name}")
     folder = lib.dataset_folder()
     if folder is not None and folder.resolve() == sample_folder().resolve():
@@ -277,9 +278,7 @@ def _import_runs(zf: zipfile.ZipFile, runs: dict[str, zipfile.ZipInfo], ws: Work
         except (ChunkLensError, AttributeError) as exc:
             report.skipped.append(f"chunk run {key[:8]}: not readable ({str(exc)[:80]})")
             continue
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(target)
+        write_atomically(target, json.dumps(data))
         report.added.append(f"chunk run {key[:8]}")
 
 

@@ -24,3 +24,7 @@ class StoreError(ChunkLensError):
 
 class EmbeddingError(ChunkLensError):
     """An embedding server that could not answer (down, refusing, rate limiting) after its retries."""
+
+
+class SetExists(DatasetError):
+    """A QA set of that name is in the library already: replacing it must be asked for (`replace=True`)."""

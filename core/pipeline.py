@@ -19,6 +19,7 @@ from typing import Any
 from core.chunkers.base import Chunk, Chunker, SpanMismatch, check_spans, chunker_class
 from core.evaluation.metrics import Span
 from core.ingest.documents import Document
+from core.storage import write_atomically
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore, collection_name
 from core.store.lexical import LexicalIndex, LexicalStore, lexical_name
@@ -100,9 +101,8 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
     check_spans(chunks, docs)  # a chunker that breaks the span contract fails here, before anything is cached
     run = ChunkRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started)
     if cache_file:
-        tmp = cache_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"chunks": [c.to_dict() for c in chunks], "traces": traces}), encoding="utf-8")
-        tmp.replace(cache_file)
+        # a temporary name of its own: sessions caching the same run at once never share (or tear) one file
+        write_atomically(cache_file, json.dumps({"chunks": [c.to_dict() for c in chunks], "traces": traces}))
     return run
 
 

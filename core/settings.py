@@ -260,7 +260,7 @@ def save_settings(settings: Settings, root: Path | None = None) -> Path | None:
         kept = keep_aside(path)
     except OSError:  # none saved yet, or unreadable: replaced as always
         pass
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(settings.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
+    from core.storage import write_atomically
+
+    write_atomically(path, settings.model_dump_json(indent=2), durable=True)
     return kept

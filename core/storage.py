@@ -6,17 +6,23 @@
   the old one, so a reader sees the old file or the new one, never half of one, and two writers never share a
   temporary file. `durable=True` also fsyncs the file and its folder, for files whose loss loses user work.
 - `locked`: an exclusive lock, held by one thread of one process at a time, for read-change-write sequences such
-  as a library's document order (fcntl's `flock` between processes, a lock per path between threads).
+  as a library's document order (fcntl's `flock` between processes, a lock per path between threads). A thread
+  that holds it may enter it again (a locked step may call another locked step).
+- `new_folder` / `put_folder`: a folder built under a temporary name of its own and put in place in one rename, so
+  a reader sees the whole folder or none; when another writer put a good one there first, that one is kept and
+  this copy discarded.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import secrets
+import shutil
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,7 +41,8 @@ def temporary_sibling(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
 
 
-def _fsync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
+    """fsync `folder`, so the names created or renamed in it survive a crash."""
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -58,11 +65,58 @@ def write_atomically(path: Path, data: bytes | str, durable: bool = False) -> No
         tmp.unlink(missing_ok=True)
         raise
     if durable:
-        _fsync_folder(path.parent)
+        sync_folder(path.parent)
+
+
+def temporary_folder(path: Path) -> Path:
+    """A new empty folder beside `path`, named as `temporary_sibling` names files, for building `path` in."""
+    tmp = temporary_sibling(path)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def put_folder(built: Path, path: Path, keep_existing: Callable[[Path], bool]) -> bool:
+    """Rename the complete folder `built` to `path`; True when it is now there. When a folder is at `path` already
+    (another writer finished first), it stays if `keep_existing(path)` says it is good, and `built` is removed
+    (False); a bad one is moved to a temporary name, then removed, and `built` takes its place."""
+    try:
+        while True:
+            try:
+                os.rename(built, path)  # fails when `path` is a folder that is not empty
+                return True
+            except OSError as exc:
+                if not path.is_dir() or exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+            if keep_existing(path):
+                shutil.rmtree(built, ignore_errors=True)
+                return False
+            stale = temporary_sibling(path)
+            try:
+                os.rename(path, stale)
+            except FileNotFoundError:  # another writer moved it away first
+                continue
+            shutil.rmtree(stale, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(built, ignore_errors=True)
+        raise
+
+
+@contextmanager
+def new_folder(path: Path, keep_existing: Callable[[Path], bool]) -> Iterator[Path]:
+    """For a folder that must appear at `path` whole: yields an empty temporary folder of its own beside `path` to
+    fill; when the block ends it is put in place with `put_folder`, and when the block raises it is removed."""
+    tmp = temporary_folder(path)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    put_folder(tmp, path, keep_existing)
 
 
 _thread_locks: dict[str, threading.Lock] = {}
 _thread_locks_guard = threading.Lock()
+_held = threading.local()  # the lock files this thread holds now
 
 
 @contextmanager
@@ -71,16 +125,23 @@ def locked(lock_file: Path) -> Iterator[None]:
 
     `flock` excludes other processes; the per-path thread lock excludes other threads of this process, which
     `flock` alone would not (each thread opens its own file description, but Streamlit's sessions share one
-    process and several may hold the same path)."""
+    process and several may hold the same path). A thread already holding it just goes on: locking again would
+    wait for itself."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     key = str(lock_file.resolve())
+    held: set[str] = _held.__dict__.setdefault("keys", set())
+    if key in held:
+        yield
+        return
     with _thread_locks_guard:
         thread_lock = _thread_locks.setdefault(key, threading.Lock())
     with thread_lock:
         fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            held.add(key)
             yield
         finally:
+            held.discard(key)
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)

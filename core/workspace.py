@@ -46,5 +46,7 @@ class Workspace:
 
     @property
     def datasets(self) -> Path:
-        """qa-spans v1 sets uploaded in the app or brought in by an archive (created on first use)."""
+        """qa-spans v1 sets brought in by an archive, and sets uploaded in the app before uploaded sets were kept
+        in their own library (`Library.sets_dir`); libraries that point here still load them (created on first
+        use)."""
         return self.root / "datasets"

@@ -7,7 +7,7 @@ import pytest
 
 from core.errors import ChunkLensError
 from core.ingest.datasets import load_dataset
-from core.methods.chop.edits import CnmEdit, apply_edits, export_tags, import_tags
+from core.methods.chop.edits import CnmEdit, EditLog, apply_edits, export_tags, import_tags
 from core.methods.chop.rules import RuleCnm
 from core.services import build_services
 from core.settings import Settings
@@ -76,3 +76,25 @@ def test_export_import_round_trip(chop_run):
     tags[0]["start"] += 1
     with pytest.raises(ChunkLensError, match="spans differ"):
         import_tags(chunks, tags)
+
+
+def test_a_damaged_edit_log_is_kept_aside_reported_and_not_overwritten(tmp_path):
+    key = "0123456789abcdef" * 2
+    EditLog(tmp_path / "cnm_edits").append(key, "chop", [CnmEdit("d#1", continuity=False)])
+    path = EditLog(tmp_path / "cnm_edits").path(key)
+    bad = path.read_bytes()[:30]  # cut short, as by a full disk
+    path.write_bytes(bad)
+
+    log = EditLog(tmp_path / "cnm_edits")  # the next page run
+    assert log.batches(key) == []
+    [line] = log.problems
+    [kept] = sorted(path.parent.glob(f"{path.name}.damaged-*"))
+    assert "\n" not in line and line.startswith(f"{path}: damaged (not valid JSON")
+    assert f"kept as {kept.name} in the same folder" in line
+    assert kept.read_bytes() == bad and not path.exists()
+
+    log.append(key, "chop", [CnmEdit("d#2", continuity=True)])  # the next edit starts a new log beside the copy
+    log.append(key, "chop", [CnmEdit("d#3", continuity=False)])
+    again = EditLog(tmp_path / "cnm_edits")
+    assert [[e.chunk_id for e in b] for b in again.batches(key)] == [["d#2"], ["d#3"]] and again.problems == []
+    assert kept.read_bytes() == bad and again.run_keys() == [key]

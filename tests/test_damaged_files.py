@@ -111,9 +111,9 @@ def test_a_damaged_document_order_is_rebuilt_from_the_stored_texts(lib):
 
 def set_library(lib: Library, tmp_path: Path) -> Path:
     """The library with a saved QA set (two documents, one question); returns the set's folder."""
-    ds = lib.load_uploaded_dataset(tmp_path / "datasets", "my set", jsonl(DOCS), jsonl(GOOD_QS)).dataset
+    ds = lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(GOOD_QS)).dataset
     assert len(ds.questions) == 1
-    return tmp_path / "datasets" / "my-set"
+    return lib.sets_dir / "my-set"
 
 
 def test_a_damaged_qa_set_file_is_reported_kept_and_the_documents_stay(lib, tmp_path):
@@ -137,8 +137,8 @@ def test_a_damaged_qa_set_file_is_reported_kept_and_the_documents_stay(lib, tmp_
     assert [d.doc_id for d in third.documents()] == ["a", "b"]
 
     # loading the repaired set again gives the questions back; the kept copy stays
-    assert len(third.load_uploaded_dataset(tmp_path / "datasets", "my set", jsonl(DOCS),
-                                           jsonl(GOOD_QS)).dataset.questions) == 1
+    assert len(third.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(GOOD_QS),
+                                           replace=True).dataset.questions) == 1
     assert len(Library(lib.root.parent, lib.id).dataset().questions) == 1
 
 

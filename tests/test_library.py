@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from core.errors import DatasetError
+from core.errors import DatasetError, SetExists
 from core.ingest.library import Library, new_library_id
 from core.settings import Settings, load_settings, save_settings
 from tests.pdfs import encrypt_pdf, make_pdf
@@ -72,13 +72,13 @@ def jsonl(rows: list[dict]) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in rows).encode()
 
 
-def test_a_qa_set_with_spans_outside_its_documents_changes_nothing(lib, tmp_path):
-    root = tmp_path / "datasets"
-    ds = lib.load_uploaded_dataset(root, "my set", jsonl(DOCS), jsonl(GOOD_QS)).dataset
+def test_a_qa_set_with_spans_outside_its_documents_changes_nothing(lib):
+    root = lib.sets_dir
+    ds = lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(GOOD_QS)).dataset
     assert ds.name == "my-set" and len(ds.questions) == 1
     saved = {p.name: p.read_bytes() for p in (root / "my-set").iterdir()}
     with pytest.raises(DatasetError, match=r"^my-set/questions.jsonl:1: span 5-999 is outside 'a'$"):
-        lib.load_uploaded_dataset(root, "my set", jsonl(DOCS), jsonl(OUTSIDE_QS))
+        lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(OUTSIDE_QS), replace=True)
     assert {p.name: p.read_bytes() for p in (root / "my-set").iterdir()} == saved
     assert [p.name for p in root.iterdir()] == ["my-set"]  # no scratch folder left behind
     kept = lib.dataset()
@@ -138,8 +138,8 @@ def test_uploaded_file_names_cannot_leave_the_library(tmp_path, name, kept_as, d
     assert result.added[0].source == kept_as and result.added[0].title == kept_as.rsplit(".", 1)[0]
     everything = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     suffix = kept_as.rsplit(".", 1)[1]
-    assert everything == [f"ws/uploads/{lib.id}/order.json", f"ws/uploads/{lib.id}/originals/{doc_id}.{suffix}",
-                          f"ws/uploads/{lib.id}/texts/{doc_id}.json"]
+    kept = [".lock", "order.json", f"originals/{doc_id}.{suffix}", f"texts/{doc_id}.json"]  # .lock: the library's
+    assert everything == [f"ws/uploads/{lib.id}/{name}" for name in kept]
     assert lib.documents()[0].text == "Clean the filter every two weeks."
 
 
@@ -147,3 +147,78 @@ def test_a_bad_name_in_a_batch_is_one_line_and_the_rest_load(lib):
     result = lib.add([("evil\n/../../x.exe", b"MZ"), ("ok.txt", b"fine")])
     assert [d.doc_id for d in result.added] == ["ok"]
     assert result.errors == ["x.exe: unsupported file type '.exe' (use .txt, .md, .markdown, .pdf, .docx)"]
+
+
+def test_removing_a_document_keeps_one_whose_name_starts_with_its_id(lib):
+    lib.add([("manual.txt", b"The first manual."), ("manual.v2.txt", b"The second manual.")])
+    lib.remove("manual")
+    assert [d.doc_id for d in lib.documents()] == ["manual.v2"]
+    assert lib.documents()[0].text == "The second manual."
+    assert sorted(p.name for p in lib.originals.iterdir()) == ["manual.v2.txt"]
+
+
+def test_a_doc_id_with_glob_characters_removes_only_its_own_files(lib, tmp_path):
+    lib.add([("fan.txt", b"Clean the fan blades monthly."), ("f1.txt", b"One more.")])
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_bytes(jsonl([{"doc_id": "f*", "text": "Starred."},
+                                                 {"doc_id": "f[a1]", "text": "Bracketed."}]))
+    (folder / "questions.jsonl").write_bytes(jsonl([{"question": "?", "references": [{"doc_id": "f*", "start": 0,
+                                                                                       "end": 4}]}]))
+    lib.load_dataset(folder)
+    lib.remove("f*")
+    lib.remove("f[a1]")
+    assert [d.doc_id for d in lib.documents()] == ["fan", "f1"]
+    assert sorted(p.name for p in lib.originals.iterdir()) == ["f1.txt", "fan.txt"]
+    lib.clear()
+    assert list(lib.originals.iterdir()) == [] and lib.documents() == []
+
+
+OTHER_QS = [{"qid": "9", "question": "How often?", "references": [{"doc_id": "a", "start": 0, "end": 6}]}]
+
+
+def test_two_libraries_keep_their_own_set_of_the_same_name(tmp_path):
+    uploads = tmp_path / "uploads"
+    first, second = Library(uploads, new_library_id()), Library(uploads, new_library_id())
+    first.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(GOOD_QS))
+    second.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(OTHER_QS))
+    assert [q.qid for q in Library(uploads, first.id).dataset().questions] == ["1"]
+    assert [q.qid for q in Library(uploads, second.id).dataset().questions] == ["9"]
+
+
+def test_a_set_of_the_same_name_is_replaced_only_when_asked(lib):
+    lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(GOOD_QS))
+    saved = files_under(lib.sets_dir)
+    with pytest.raises(SetExists, match=r"^this library already has a QA set named 'my-set': replace it, or give"):
+        lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(OTHER_QS))
+    assert [q.qid for q in lib.dataset().questions] == ["1"] and files_under(lib.sets_dir) == saved
+    loaded = lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(OTHER_QS), replace=True)
+    assert [q.qid for q in loaded.dataset.questions] == ["9"] and loaded.dataset.name == "my-set"
+    assert [q.qid for q in Library(lib.root.parent, lib.id).dataset().questions] == ["9"]
+    assert sorted(p.name for p in lib.sets_dir.iterdir()) == ["my-set"]  # the replaced set is gone, no scratch
+
+
+def files_under(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_set_that_fails_while_its_documents_are_stored_leaves_nothing_behind(lib, tmp_path):
+    lib.add([("fan.txt", b"Clean the fan blades monthly.")])
+    lib.load_uploaded_dataset("my set", jsonl(DOCS), jsonl(GOOD_QS))
+    before = files_under(tmp_path)
+    # the second document's id is too long for a file name: storing it fails for real, after the first is stored
+    docs = [{"doc_id": "new", "text": "A new document."}, {"doc_id": "c" * 300, "text": "Too long a name."}]
+    questions = [{"qid": "7", "question": "New?", "references": [{"doc_id": "new", "start": 0, "end": 5}]}]
+    with pytest.raises(DatasetError, match="could not be stored"):
+        lib.load_uploaded_dataset("my set", jsonl(docs), jsonl(questions), replace=True)
+    assert files_under(tmp_path) == before
+    assert [d.doc_id for d in lib.documents()] == ["fan", "a", "b"]
+    assert [q.qid for q in lib.dataset().questions] == ["1"]
+
+
+def test_a_set_that_breaks_the_checker_leaves_no_scratch_folder(lib, tmp_path):
+    before = files_under(tmp_path)
+    deep = b'{"doc_id": "a", "text": "x", "more": ' + b"[" * 200_000 + b"}\n"
+    with pytest.raises((RecursionError, DatasetError)):
+        lib.load_uploaded_dataset("my set", deep, jsonl(GOOD_QS))
+    assert files_under(tmp_path) == before and [p for p in tmp_path.rglob("*") if ".upload-" in p.name] == []

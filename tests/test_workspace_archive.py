@@ -120,7 +120,7 @@ def test_an_uploaded_qa_set_travels_with_its_library(tmp_path):
                                                                           "end": 31}], "product": "K1"},
         {"qid": "q2", "question": "How many speeds?", "references": [{"doc_id": "fan", "start": 4, "end": 25}],
          "answer": "three", "difficulty": "easy"}])
-    lib.load_uploaded_dataset(ws.datasets, "my set", corpus.encode(), questions.encode())
+    lib.load_uploaded_dataset("my set", corpus.encode(), questions.encode())
     before = lib.dataset()
     data = export_archive(ws, None, [lib.id])
     with zipfile.ZipFile(io.BytesIO(data)) as zf:

@@ -3,24 +3,33 @@
 Each browser session gets its own library id (the app keeps it in the page URL), so two sessions never see
 each other's documents; reopening the URL after a restart finds the same library. The original upload and
 its extracted text are both stored: extraction runs once per file.
+
+Several sessions (or processes) may still work on one library at once, e.g. two tabs on the same URL: every
+read-change-write of the library's files runs under the library's lock (`core.storage.locked` on
+`<library>/.lock`), and every file is written atomically (durably for what the user would lose), so no upload,
+removal or QA set of one session is lost to another's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import secrets
 import shutil
 import unicodedata
+from collections.abc import Callable
+from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 
-from core.errors import DatasetError, DocumentError
+from core.errors import DatasetError, DocumentError, SetExists
 from core.ingest.datasets import QADataset, load_dataset
 from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
+from core.storage import locked, sync_folder, write_atomically
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
 MAX_NAME_CHARS = 120  # an uploaded file's name as kept and shown; the file system allows 255 bytes
@@ -44,19 +53,43 @@ def _set_folder_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "set"
 
 
-def _checked_set(datasets_root: Path, shown_as: str, corpus: bytes, questions: bytes) -> Path:
-    """A scratch folder under `datasets_root` holding the set, returned only once `load_dataset` accepts it. A bad
-    set raises `DatasetError` naming it `shown_as` (never the scratch path), and the scratch folder is removed."""
+def _checked_set(datasets_root: Path, shown_as: str, corpus: bytes, questions: bytes) -> tuple[Path, QADataset]:
+    """A scratch folder under `datasets_root` holding the set (written durably) and the set it holds, returned
+    only once `load_dataset` accepts it. A bad set raises `DatasetError` naming it `shown_as` (never the scratch
+    path); on any exception the scratch folder is removed."""
     scratch = datasets_root / f".upload-{secrets.token_hex(4)}"
     scratch.mkdir(parents=True)
     try:
-        (scratch / "corpus.jsonl").write_bytes(corpus)
-        (scratch / "questions.jsonl").write_bytes(questions)
-        load_dataset(scratch)
+        write_atomically(scratch / "corpus.jsonl", corpus, durable=True)
+        write_atomically(scratch / "questions.jsonl", questions, durable=True)
+        return scratch, load_dataset(scratch)
     except DatasetError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         raise DatasetError(str(exc).replace(str(scratch), shown_as)) from exc
-    return scratch
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _kept_in(ds: QADataset, folder: Path) -> QADataset:
+    """The set checked in a scratch folder, named and sourced as it is once kept in `folder`."""
+    corpus = str(folder / "corpus.jsonl")
+    return dataclasses.replace(ds, name=folder.name, source=str(folder),
+                               documents=[dataclasses.replace(d, source=corpus) for d in ds.documents])
+
+
+def _why(exc: BaseException) -> str:
+    """A failed write's reason in a few words."""
+    if isinstance(exc, OSError):
+        return exc.strerror or exc.__class__.__name__
+    return str(exc)[:160]
+
+
+def _undo(steps: list[Callable[[], object]]) -> None:
+    """Run the undo steps of a half-done change, last first; one that fails does not stop the others."""
+    for step in reversed(steps):
+        with suppress(OSError):
+            step()
 
 
 def keep_aside(path: Path, now: datetime | None = None) -> Path:
@@ -194,6 +227,13 @@ class Library:
         self.texts.mkdir(parents=True, exist_ok=True)
         self._order = self.root / "order.json"
         self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.methods.chop.edits.EditLog)
+        #: the QA sets uploaded into this library, one folder each (created on first use); sets uploaded before
+        #: sets belonged to a library stay in the workspace's `datasets` folder and load from there as before
+        self.sets_dir = self.root / "datasets"
+
+    def _locked(self) -> AbstractContextManager[None]:
+        """The library's lock: one session at a time reads, changes and writes its files."""
+        return locked(self.root / ".lock")
 
     def _note(self, line: str) -> None:
         if line not in self.problems:
@@ -219,38 +259,40 @@ class Library:
             self.documents()
         return self.problems
 
-    def _ids(self) -> list[str]:
+    def _read_ids(self) -> list[str]:
+        """The ids in order.json ([] when there is none); ValueError when it is damaged, OSError when unreadable."""
         try:
             ids = _read_json(self._order)
-            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-                raise ValueError("not a list of document ids")
         except FileNotFoundError:
             return []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError("not a list of document ids")
+        return [i for i in ids if _file_safe(i)]  # an id names files: never one that would leave the folder
+
+    def _ids(self) -> list[str]:
+        try:
+            return self._read_ids()
         except OSError as exc:
             self._note(f"{self._order}: could not be read ({exc.strerror or exc.__class__.__name__}); the library "
                        "shows no documents for now.")
             return []
         except ValueError as exc:
             return self._rebuild_ids(str(exc))
-        return [i for i in ids if _file_safe(i)]  # an id names files: never one that would leave the folder
 
     def _rebuild_ids(self, reason: str) -> list[str]:
         """The document order from the stored texts (oldest first) when order.json is damaged, kept aside."""
-        stored = sorted(self.texts.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name))
-        ids = [p.stem for p in stored]
-        stored_docs = f"{len(ids)} stored document" + ("" if len(ids) == 1 else "s")
-        if self._kept_aside(self._order, reason, f"the order of the {stored_docs} was rebuilt from their files"):
-            self._write_ids(ids)
-        return ids
-
-    def _write_atomically(self, path: Path, text: str) -> None:
-        """Readers see the old file or the new one, never half of one (which they would take for damaged)."""
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        with self._locked():
+            with suppress(OSError, ValueError):
+                return self._read_ids()  # another session rebuilt it while this one waited for the lock
+            stored = sorted(self.texts.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name))
+            ids = [p.stem for p in stored]
+            stored_docs = f"{len(ids)} stored document" + ("" if len(ids) == 1 else "s")
+            if self._kept_aside(self._order, reason, f"the order of the {stored_docs} was rebuilt from their files"):
+                self._write_ids(ids)
+            return ids
 
     def _write_ids(self, ids: list[str]) -> None:
-        self._write_atomically(self._order, json.dumps(ids))
+        write_atomically(self._order, json.dumps(ids), durable=True)
 
     def _inside(self, folder: Path, file_name: str) -> Path:
         """`folder / file_name`, refused unless it is a plain file name that stays in `folder` (ids come from
@@ -260,12 +302,31 @@ class Library:
             raise DocumentError(f"{file_name[:80]!r} is not a file name this library can store")
         return path
 
+    def originals_of(self, doc_id: str) -> list[Path]:
+        """The original upload of document `doc_id` (none for a QA set's documents), found by its exact name
+        `<doc_id><suffix>`: an id is never a pattern, so `manual` is not `manual.v2` and `f*` is not `fan`."""
+        return sorted(p for p in self.originals.iterdir() if p.stem == doc_id)
+
+    def _stored_ids(self) -> set[str]:
+        """The ids some stored file is named after, listed or not (e.g. the original of a document left out as
+        damaged): a new document never takes one of them."""
+        return {p.stem for p in self.originals.iterdir()} | {p.stem for p in self.texts.glob("*.json")}
+
     def _store(self, doc: Document, original: tuple[str, bytes] | None) -> None:
-        if original:
-            name, data = original
-            self._inside(self.originals, f"{doc.doc_id}{Path(name).suffix.lower()}").write_bytes(data)
-        payload = {k: v for k, v in asdict(doc).items() if k != "segments"}
-        self._inside(self.texts, f"{doc.doc_id}.json").write_text(json.dumps(payload), encoding="utf-8")
+        """Write the document's original (if any) and its text, each atomically and durably; on a failure neither
+        is left behind."""
+        written: list[Path] = []
+        try:
+            if original:
+                name, data = original
+                written.append(self._inside(self.originals, f"{doc.doc_id}{Path(name).suffix.lower()}"))
+                write_atomically(written[-1], data, durable=True)
+            payload = {k: v for k, v in asdict(doc).items() if k != "segments"}
+            written.append(self._inside(self.texts, f"{doc.doc_id}.json"))
+            write_atomically(written[-1], json.dumps(payload), durable=True)
+        except BaseException:
+            _undo([p.unlink for p in written])
+            raise
 
     def _unique(self, doc_id: str, taken: set[str]) -> str:
         base, n, out = doc_id, 2, doc_id
@@ -276,43 +337,70 @@ class Library:
     def add(self, files: list[tuple[str, bytes]], max_bytes: int = MAX_FILE_BYTES) -> AddResult:
         """Add uploaded files; each bad file is reported in one line and skipped, the good ones are kept, and
         what the library already held is never touched. `max_bytes` is the per-file limit (a setting). File
-        names are the client's: they go through `upload_name` first, and only a slug of them names a file."""
-        ids = self._ids()
-        # the originals of documents left out as damaged stay too: a new upload never takes their id
-        originals = {p.stem for p in self.originals.iterdir()}
-        added, errors = [], []
-        for raw_name, data in files:
+        names are the client's: they go through `upload_name` first, and only a slug of them names a file.
+
+        The files are read first; then, under the library's lock, each gets an id no stored file uses, is
+        written and listed, so uploads from several sessions at once are all kept, none under another's id."""
+        errors: dict[int, str] = {}
+        loaded: list[tuple[int, str, bytes, Document]] = []
+        for n, (raw_name, data) in enumerate(files):
             name = upload_name(raw_name)
             try:
-                doc = load_bytes(name, data, max_bytes=max_bytes)
-                doc.doc_id = self._unique(doc.doc_id, set(ids) | originals)
+                loaded.append((n, name, data, load_bytes(name, data, max_bytes=max_bytes)))
+            except DocumentError as exc:
+                errors[n] = str(exc)
+        added: list[Document] = []
+        if loaded:
+            with self._locked():
+                added = self._add_loaded(loaded, errors)
+        return AddResult(added, [errors[n] for n in sorted(errors)])
+
+    def _add_loaded(self, loaded: list[tuple[int, str, bytes, Document]], errors: dict[int, str]) -> list[Document]:
+        """Store and list read uploads (under the lock); a file that cannot be stored gets its line in `errors`."""
+        ids = self._ids()
+        taken = set(ids) | self._stored_ids()
+        added: list[tuple[int, str, Document]] = []
+        for n, name, data, doc in loaded:
+            doc.doc_id = self._unique(doc.doc_id, taken)
+            try:
                 self._store(doc, (name, data))
             except DocumentError as exc:
-                errors.append(str(exc))
+                errors[n] = str(exc)
                 continue
             except OSError as exc:  # a full disk, say: this file is reported, the batch goes on
-                errors.append(f"{name}: could not be stored ({exc.strerror or exc.__class__.__name__})")
+                errors[n] = f"{name}: could not be stored ({_why(exc)})"
                 continue
-            ids.append(doc.doc_id)
-            added.append(doc)
-        self._write_ids(ids)
-        return AddResult(added, errors)
+            taken.add(doc.doc_id)
+            added.append((n, name, doc))
+        try:
+            self._write_ids(ids + [doc.doc_id for _, _, doc in added])
+        except OSError as exc:  # not listed, so not kept: the files go, and each upload says why
+            for n, name, doc in added:
+                _undo([f.unlink for f in self._files_of(doc.doc_id)])
+                errors[n] = f"{name}: could not be stored ({_why(exc)})"
+            return []
+        return [doc for _, _, doc in added]
+
+    def _files_of(self, doc_id: str) -> list[Path]:
+        return [*self.originals_of(doc_id), self.texts / f"{doc_id}.json"]
 
     def import_document(self, doc: Document, original: tuple[str, bytes] | None = None) -> bool:
         """Add a document from an archive under its own id. False, and nothing written, when the library already
-        holds that id: an import never replaces what a library holds."""
-        ids = self._ids()
-        if doc.doc_id in ids or not valid_doc_id(doc.doc_id):
+        holds that id (or a stored file bears it): an import never replaces what a library holds."""
+        if not valid_doc_id(doc.doc_id):
             return False
-        self._store(doc, original)
-        self._write_ids([*ids, doc.doc_id])
+        with self._locked():
+            ids = self._ids()
+            if doc.doc_id in ids or doc.doc_id in self._stored_ids():
+                return False
+            self._store(doc, original)
+            self._write_ids([*ids, doc.doc_id])
         return True
 
     def remember_run(self, specs: list[str], joined: bool) -> None:
         """The chunkers last run over this library, so a reload or a new tab shows their results again."""
-        tmp = self.root / "last_run.tmp"
-        tmp.write_text(json.dumps({"specs": list(specs), "joined": bool(joined)}), encoding="utf-8")
-        tmp.replace(self.root / "last_run.json")
+        with self._locked():
+            write_atomically(self.root / "last_run.json", json.dumps({"specs": list(specs), "joined": bool(joined)}))
 
     def last_run(self) -> tuple[list[str], bool] | None:
         try:
@@ -329,41 +417,107 @@ class Library:
             return None
 
     def set_dataset_folder(self, folder: Path) -> None:
-        self._write_atomically(self.root / "dataset.json", json.dumps({"path": str(Path(folder).resolve())}))
+        with self._locked():
+            write_atomically(self.root / "dataset.json", json.dumps({"path": str(Path(folder).resolve())}),
+                             durable=True)
 
     def load_dataset(self, folder: Path) -> SetLoad:
         """Add a qa-spans v1 folder's documents to the library and remember the folder for its questions.
 
         Nothing the library holds is removed or replaced: a set document whose id the library already uses for
         another text is not loaded (the library's own document keeps the id, and the questions about the set's
-        one are left out by `dataset`)."""
+        one are left out by `dataset`). A document that cannot be stored raises `DatasetError`, and then nothing
+        of the set is kept."""
         ds = load_dataset(folder)
+        with self._locked():
+            added, present, conflicts = self._take_set(ds, folder)
+        return SetLoad(self.dataset() or ds, added, present, conflicts)
+
+    def load_uploaded_dataset(self, name: str, corpus: bytes, questions: bytes, replace: bool = False) -> SetLoad:
+        """Keep an uploaded qa-spans v1 set in this library (`sets_dir/<name>`) and load it.
+
+        The set is checked in a scratch folder first. A set of the same name in this library is replaced only with
+        `replace=True`; otherwise `SetExists` is raised (ask the user, then call again). Sets of other libraries
+        are never touched. Replacing is all or nothing: a bad set (spans outside their documents, broken lines)
+        raises `DatasetError`, and so does one whose documents cannot be stored; either way the library, the set
+        it replaces and the folder hold what they held, with no scratch folder or stray text left behind."""
+        folder = self.sets_dir / _set_folder_name(name)
+        if not replace:
+            self._refuse_existing(folder)
+        scratch, ds = _checked_set(self.sets_dir, folder.name, corpus, questions)
+        try:
+            with self._locked():
+                if not replace:
+                    self._refuse_existing(folder)  # another session may have saved one meanwhile
+                kept = _kept_in(ds, folder)
+                added, present, conflicts = self._take_set(kept, folder, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)  # gone already when it took the set's place
+        return SetLoad(self.dataset() or kept, added, present, conflicts)
+
+    def _refuse_existing(self, folder: Path) -> None:
+        if folder.exists():
+            raise SetExists(f"this library already has a QA set named '{folder.name}': replace it, or give the new "
+                            "one another name")
+
+    def _take_set(self, ds: QADataset, folder: Path,
+                  scratch: Path | None = None) -> tuple[list[str], list[str], list[str]]:
+        """Under the lock: store the set's new documents, put `scratch` in place as `folder` when given (the set
+        it replaces moved aside), list the documents and point the library at `folder`. On any failure every step
+        done is undone; a document or file that cannot be written raises `DatasetError`.
+        Returns (added, present, conflicts) as `SetLoad` names them."""
         held = {d.doc_id: d for d in self.documents()}  # first: it may leave out a damaged document's id
         ids = self._ids()
         added, present, conflicts = [], [], []
-        for doc in ds.documents:
-            if doc.doc_id in held:
-                (present if held[doc.doc_id].text == doc.text else conflicts).append(doc.doc_id)
-                continue
-            self._store(doc, None)
-            ids.append(doc.doc_id)
-            added.append(doc.doc_id)
-        self._write_ids(ids)
-        self.set_dataset_folder(folder)
-        return SetLoad(self.dataset() or ds, added, present, conflicts)
+        undo: list[Callable[[], object]] = []
+        storing: str | None = None
+        try:
+            for doc in ds.documents:
+                if doc.doc_id in held:
+                    (present if held[doc.doc_id].text == doc.text else conflicts).append(doc.doc_id)
+                    continue
+                storing = doc.doc_id
+                self._store(doc, None)
+                undo.append((self.texts / f"{doc.doc_id}.json").unlink)
+                added.append(doc.doc_id)
+            storing = None
+            if scratch is not None:
+                self._swap_folder(scratch, folder, undo)
+            self._write_ids(ids + added)
+            undo.append(lambda: self._write_ids(ids))
+            self.set_dataset_folder(folder)
+        except (DocumentError, OSError) as exc:
+            _undo(undo)
+            what = "it" if storing is None else f"document '{storing[:80]}'"
+            raise DatasetError(f"QA set '{folder.name}': {what} could not be stored ({_why(exc)}); nothing of the set "
+                               "was kept, the library is as it was") from exc
+        except BaseException:
+            _undo(undo)
+            raise
+        if scratch is not None:
+            self._discard_replaced(folder)
+        return added, present, conflicts
 
-    def load_uploaded_dataset(self, datasets_root: Path, name: str, corpus: bytes, questions: bytes) -> SetLoad:
-        """Check an uploaded qa-spans v1 set in a scratch folder first, and only then put it in place of any set
-        of the same name and load it. A bad set (spans outside their documents, broken lines) raises
-        `DatasetError` and leaves both the library and the saved set it may share a name with as they were."""
-        folder = datasets_root / _set_folder_name(name)
-        scratch = _checked_set(datasets_root, folder.name, corpus, questions)
-        old = datasets_root / f".old-{secrets.token_hex(4)}"
+    def _swap_folder(self, scratch: Path, folder: Path, undo: list[Callable[[], object]]) -> None:
+        """Put `scratch` in place as `folder`; a set already there is renamed to `.replaced-<name>` until
+        `_discard_replaced` (its kept-aside damaged copies move to the new set first). Undo steps put things
+        back."""
+        replaced = folder.with_name(f".replaced-{folder.name}")
+        if replaced.exists() and not folder.exists():  # a crash came between the two renames: it is the set
+            replaced.rename(folder)
+        shutil.rmtree(replaced, ignore_errors=True)  # a crash came after the swap: the set in place is the new one
+        for kept in sorted(folder.glob("*.damaged-*")):  # copies kept aside for the user move to the new set
+            kept.rename(scratch / kept.name)
+            undo.append(lambda kept=kept: (scratch / kept.name).rename(kept))
         if folder.exists():
-            folder.rename(old)
+            folder.rename(replaced)
+            undo.append(lambda: replaced.rename(folder))
         scratch.rename(folder)
-        shutil.rmtree(old, ignore_errors=True)
-        return self.load_dataset(folder)
+        undo.append(lambda: folder.rename(scratch))
+        sync_folder(folder.parent)
+
+    def _discard_replaced(self, folder: Path) -> None:
+        shutil.rmtree(folder.with_name(f".replaced-{folder.name}"), ignore_errors=True)
 
     def attach_questions(self, datasets_root: Path, name: str, questions: bytes) -> QADataset:
         """Give the library's own documents (as they are, originals and pages kept) the questions of a qa-spans
@@ -375,7 +529,8 @@ class Library:
             folder = datasets_root / f"{base}-{secrets.token_hex(3)}"
         corpus = "".join(json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n"
                          for d in self.documents())
-        _checked_set(datasets_root, folder.name, corpus.encode("utf-8"), questions).rename(folder)
+        scratch, _ = _checked_set(datasets_root, folder.name, corpus.encode("utf-8"), questions)
+        scratch.rename(folder)
         self.set_dataset_folder(folder)
         return load_dataset(folder)
 
@@ -427,7 +582,9 @@ class Library:
                 reason = f"line {reason}"
             if self._kept_aside(part, reason, f"the questions of QA set '{name}' are left out, this library's "
                                               "documents stay; load the set again once it is repaired"):
-                pointer.unlink(missing_ok=True)
+                with self._locked():
+                    if self.dataset_folder() == folder:  # not a set another session loaded meanwhile
+                        pointer.unlink(missing_ok=True)
             return
         parts = (folder / "corpus.jsonl", folder / "questions.jsonl")
         kept = [p.name for part in parts if message.startswith(f"{part}:")
@@ -449,24 +606,30 @@ class Library:
                 self._note(f"{path}: could not be read ({exc.strerror or exc.__class__.__name__}); document "
                            f"'{doc_id}' is left out for now.")
             except ValueError as exc:
-                originals = [p.name for p in sorted(self.originals.glob(f"{doc_id}.*"))]
+                originals = [p.name for p in self.originals_of(doc_id)]
                 what = f"document '{doc_id}' is left out of the library" + (
                     f" (its original upload {originals[0]} is kept: upload it again to get it back)" if originals
                     else "")
                 if self._kept_aside(path, str(exc), what):
                     damaged.append(doc_id)
         if damaged:
-            self._write_ids([i for i in self._ids() if i not in damaged])
+            with self._locked():
+                self._write_ids([i for i in self._ids() if i not in damaged])
         return docs
 
     def remove(self, doc_id: str) -> None:
-        for f in [*self.originals.glob(f"{doc_id}.*"), self.texts / f"{doc_id}.json"]:
-            f.unlink(missing_ok=True)
-        self._write_ids([i for i in self._ids() if i != doc_id])
+        """Remove one document: its text, its original (by exact name) and its place in the order."""
+        with self._locked():
+            for f in self._files_of(doc_id):
+                f.unlink(missing_ok=True)
+            self._write_ids([i for i in self._ids() if i != doc_id])
 
     def clear(self) -> None:
-        for doc_id in self._ids():
-            for f in [*self.originals.glob(f"{doc_id}.*"), self.texts / f"{doc_id}.json"]:
+        """Remove every listed document and forget the QA set (the saved sets themselves stay)."""
+        with self._locked():
+            ids = set(self._ids())
+            originals = [p for p in self.originals.iterdir() if p.stem in ids]  # by exact name, as `originals_of`
+            for f in [*originals, *(self.texts / f"{i}.json" for i in ids)]:
                 f.unlink(missing_ok=True)
-        self._write_ids([])
-        (self.root / "dataset.json").unlink(missing_ok=True)
+            self._write_ids([])
+            (self.root / "dataset.json").unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.llm.base import ChatAnswer, ChatRequest
+from core.storage import new_folder
 
 BUNDLED_SMOLLM2 = "bundled:smollm2-135m-instruct"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -56,10 +57,10 @@ def load_causal_lm(model: str, cache_dir: str, dtype: str = "float32") -> tuple[
             lm.hf_quantizer = None
             if hasattr(lm.config, "quantization_config"):
                 del lm.config.quantization_config
-            tmp = plain.with_name(plain.name + ".tmp")
-            lm.save_pretrained(tmp)
-            tok.save_pretrained(tmp)
-            tmp.replace(plain) if not plain.exists() else None
+            # a folder of its own, renamed whole: processes dequantising at once never share (or tear) one
+            with new_folder(plain, keep_existing=lambda done: (done / "config.json").exists()) as tmp:
+                lm.save_pretrained(tmp)
+                tok.save_pretrained(tmp)
         source = str(plain)
     else:
         source = model

@@ -11,8 +11,9 @@ near-duplicate manuals apart where dense search cannot.
   stays a unigram), as Lucene's CJK bigram analyzer does. Model numbers survive as tokens: "SM-G973F" gives
   "sm" and "g973f", "S10e" gives "s10e".
 - Persistence: one folder per chunk run under the workspace's `lexical/`, named after the run's Chroma collection
-  and the tokenizer version, written to a temporary folder and renamed when complete, so an interrupted build is
-  never loaded. It is rebuilt only when that name changes.
+  and the tokenizer version, written to a temporary folder of its own and renamed when complete, so an interrupted
+  build is never loaded and two sessions building it at once never share a folder (the second keeps the first's).
+  It is rebuilt only when that name changes.
 
 Chroma 1.5's hybrid `Collection.search` (sparse vectors with RRF) is not used: it raises NotImplementedError on
 the embedded client and on a local `chroma run` server alike (it serves distributed and hosted Chroma only), so
@@ -24,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import threading
 import unicodedata
 from collections.abc import Sequence
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from core.chunkers.base import Chunk
+from core.storage import new_folder
 
 TOKENIZER_VERSION = "t1"  # bump when `lexical_tokens` changes what it returns
 MANIFEST = "chunklens.json"
@@ -131,12 +132,20 @@ class LexicalIndex:
         return int(np.count_nonzero(scores > s)) + 1 if s > 0 else None
 
     def save(self, folder: Path) -> None:
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self._bm25.save(str(tmp), show_progress=False)
-        (tmp / MANIFEST).write_text(json.dumps({"ids": self.ids, "tokenizer": TOKENIZER_VERSION}), encoding="utf-8")
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.replace(folder)
+        """Write the index to `folder`: built in a temporary folder of its own and renamed whole (`new_folder`), so
+        a reader never sees half an index and writers building it at once never share a folder. When another
+        writer put the same index there first, theirs stays and this copy is dropped."""
+        with new_folder(folder, keep_existing=self._saved_in) as tmp:
+            self._bm25.save(str(tmp), show_progress=False)
+            (tmp / MANIFEST).write_text(json.dumps({"ids": self.ids, "tokenizer": TOKENIZER_VERSION}),
+                                        encoding="utf-8")
+
+    def _saved_in(self, folder: Path) -> bool:
+        """Whether `folder` holds a whole index of the same chunks (one another writer saved)."""
+        try:
+            return LexicalIndex.load(folder).ids == self.ids
+        except (OSError, ValueError, KeyError):
+            return False
 
     @classmethod
     def load(cls, folder: Path) -> LexicalIndex:

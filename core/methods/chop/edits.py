@@ -21,6 +21,7 @@ from core.chunkers.base import Chunk
 from core.errors import ChunkLensError
 from core.methods.chop.chunker import prefix_text
 from core.methods.chop.cnm import CNM
+from core.storage import locked, write_atomically
 
 
 @dataclass
@@ -117,15 +118,42 @@ def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
 _KEY_RE = re.compile(r"^[0-9a-f]{32}$")
 
 
+def _stored_batches(path: Path) -> list[list[CnmEdit]]:
+    """The batches in an edit file; ValueError with a short reason when it is damaged."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError("not UTF-8 text") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
+        raise ValueError("no list of batches in it")
+    try:
+        return [[CnmEdit(**e) for e in batch] for batch in data["batches"]]
+    except TypeError as exc:
+        raise ValueError(f"not a list of edit batches ({exc})") from exc
+
+
 class EditLog:
     """The hand edits of one library, on disk so they survive a restart and travel in an export.
 
     One JSON file per chunk run (named by `core.pipeline.run_key`), holding the batches of edits in the order
     they were applied: replaying them in that order rebuilds the edited run exactly, including CNMs that a
-    flipped decision had extracted. Edits are plain data (chunk ids, tags, decisions), never chunk text."""
+    flipped decision had extracted. Edits are plain data (chunk ids, tags, decisions), never chunk text.
+
+    A damaged file is moved aside to `<name>.damaged-<UTC time>` (`keep_aside`), as the library's other damaged
+    files are, so the next edit cannot overwrite it, and one line in `problems` says so (the page shows them).
+    Adding a batch is a read-change-write under a lock, written atomically and durably: hand work is never lost
+    to another session editing the same run."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        #: one line per damaged or unreadable edit file met, in the order met, no repeats
+        self.problems: list[str] = []
+
+    def _note(self, line: str) -> None:
+        if line not in self.problems:
+            self.problems.append(line)
 
     def path(self, key: str) -> Path:
         if not _KEY_RE.match(key):
@@ -133,22 +161,50 @@ class EditLog:
         return self.folder / f"{key}.json"
 
     def batches(self, key: str) -> list[list[CnmEdit]]:
-        """The saved batches for this run (empty when none, or when the file is damaged: edits are redone by
-        hand, never guessed)."""
+        """The saved batches for this run: empty when none, and when the file is damaged (edits are redone by
+        hand, never guessed; the file is kept aside and `problems` says so)."""
+        return self._load(key)[0]
+
+    def _load(self, key: str) -> tuple[list[list[CnmEdit]], bool]:
+        """The saved batches, and whether the file may be written (False: a file is there that could be neither
+        read nor kept aside, so writing would destroy it)."""
+        path = self.path(key)
         try:
-            data = json.loads(self.path(key).read_text(encoding="utf-8"))
-            return [[CnmEdit(**e) for e in batch] for batch in data["batches"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            return []
+            return _stored_batches(path), True
+        except FileNotFoundError:
+            return [], True
+        except OSError as exc:
+            self._note(f"{path}: could not be read ({exc.strerror or exc.__class__.__name__}); the hand edits saved "
+                       "for this run are not applied for now.")
+            return [], False
+        except ValueError as exc:
+            return [], self._keep_aside(path, str(exc))
+
+    def _keep_aside(self, path: Path, reason: str) -> bool:
+        """Keep the damaged `path` aside and note it; False (and noted so) when it could not be moved."""
+        from core.ingest.library import keep_aside
+
+        consequence = "the hand edits saved for this run are not applied (redo them by hand)"
+        try:
+            kept = keep_aside(path)
+        except FileNotFoundError:  # another session kept it aside a moment ago
+            return True
+        except OSError as exc:
+            self._note(f"{path}: damaged ({reason}); {consequence}. It could not be kept aside "
+                       f"({exc.strerror or exc.__class__.__name__}), so it is left where it is.")
+            return False
+        self._note(f"{path}: damaged ({reason}); {consequence}. The file is kept as {kept.name} in the same folder.")
+        return True
 
     def append(self, key: str, spec: str, edits: Sequence[CnmEdit]) -> None:
-        batches = self.batches(key) + [list(edits)]
-        self.folder.mkdir(parents=True, exist_ok=True)
+        """Add one batch after the saved ones."""
         path = self.path(key)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"spec": spec, "batches": [[e.__dict__ for e in b] for b in batches]}),
-                       encoding="utf-8")
-        tmp.replace(path)
+        with locked(self.folder / ".lock"):
+            saved, writable = self._load(key)
+            if not writable:  # never written over: it may hold edits this session could not read
+                raise ChunkLensError(f"{path}: could not be read or kept aside; the edits were not saved")
+            data = {"spec": spec, "batches": [[e.__dict__ for e in b] for b in [*saved, list(edits)]]}
+            write_atomically(path, json.dumps(data), durable=True)
 
     def clear(self, key: str) -> None:
         self.path(key).unlink(missing_ok=True)
