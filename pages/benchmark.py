@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
-from core.errors import ChunkLensError
+from components.html import md_escape
+from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
 from core.workbench import DEFAULT_SPECS, benchmark
 
@@ -24,14 +25,35 @@ with st.expander("Use another qa-spans v1 set"):
     name = st.text_input("Name", "my-set")
     corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus")
     questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
-    if st.button("Load this set", disabled=not (corpus_file and questions_file)):
+
+    def load_set(replace: bool):
+        """The library's QA set after loading the upload; a set of the same name is replaced only once the user
+        confirmed (the library raises SetExists until then)."""
         try:
-            loaded = lib.load_uploaded_dataset(services.workspace.datasets, name, corpus_file.getvalue(),
-                                               questions_file.getvalue())
-            st.success(loaded.message())
-            dataset = lib.dataset()
+            loaded = lib.load_uploaded_dataset(name, corpus_file.getvalue(), questions_file.getvalue(),
+                                               replace=replace)
+        except SetExists as exc:
+            st.session_state["replace_set"] = str(exc)
+            st.rerun()
         except ChunkLensError as exc:
-            st.error(str(exc))
+            st.error(md_escape(str(exc)))
+            return None
+        st.success(md_escape(loaded.message()))
+        return lib.dataset()
+
+    ready = bool(corpus_file and questions_file)
+    if st.session_state.get("replace_set") and ready:
+        st.warning(f"{md_escape(st.session_state['replace_set'])}. Replace it? Its questions are lost; the documents "
+                   "stay.")
+        yes, no = st.columns(2)
+        if yes.button("Yes, replace the set", type="primary"):
+            st.session_state.pop("replace_set")
+            dataset = load_set(replace=True) or dataset
+        if no.button("Cancel", key="replace_set_cancel"):
+            st.session_state.pop("replace_set")
+            st.rerun()
+    elif st.button("Load this set", disabled=not ready):
+        dataset = load_set(replace=False) or dataset
 
 if dataset is None or not dataset.questions:
     st.info("Load the sample set (Documents page) or a qa-spans v1 set above: a benchmark needs gold spans.")

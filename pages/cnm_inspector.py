@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from components import confirm, state
+from components.html import md_escape
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, export_tags, import_tags
 from core.pipeline import run_key
@@ -35,6 +36,10 @@ if edited is None and (saved := log.batches(key)):
         st.caption(f"{sum(len(b) for b in saved)} saved edit(s) applied.")
     except ChunkLensError as exc:
         st.warning(f"Saved edits no longer fit this run and were not applied: {exc}")
+for line in log.problems:  # a damaged edit log, kept aside: said now, and on every page until dismissed
+    st.warning(md_escape(line))
+    if line not in state.problems():
+        state.problems().append(line)
 current = edited or results[spec]
 chunks = current.run.chunks
 
