@@ -57,6 +57,7 @@ TITLE_PREFIX = "Document title:"
 #: hand-labelled windows of tests/fixtures/cnm_nouns.json (docs/METHODS.md gives the figures)
 NOUN_METHOD = "tfidf"
 FIRST_PAGE = 2000  # characters of a run that count as its first page
+LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
 
 _HEADING = re.compile(r"(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$")
@@ -388,8 +389,9 @@ class DocumentView:
         self.key, self.label, self.stats = backend.key, backend.label, backend.stats
         self.spans = {(doc.text[s:e] if doc is not None else ""): (s, e) for s, e in reversed(spans)}
         self.titles = backend.title_lines(doc) if doc is not None else []
-        self._seen: set[str] = set()
+        self._seen: Counter[str] = Counter()
         self._seen_to = -1  # no run started yet
+        self._run_name: str | None = title
 
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
         out = []
@@ -408,15 +410,28 @@ class DocumentView:
     def _title_between(self, lo: int, hi: int) -> tuple[int, str] | None:
         return next(((off, t) for off, t in self.titles if lo < off <= hi and off > 0), None)
 
-    def _run_models_until(self, end: int) -> set[str]:
+    def _run_models_until(self, end: int) -> Counter[str]:
         """The models named in the current run (from its cut) up to offset `end`, counted as the windows go."""
         if end > self._seen_to:
-            self._seen.update(normalise_model(m) for m in models_in(self.doc.text[self._seen_to:end]))
+            self._seen.update(normalise_model(m) for m in models_in(self.doc.text[self._seen_to:end]).elements())
             self._seen_to = end
         return self._seen
 
-    def _new_run(self, at: int) -> None:
-        self._seen, self._seen_to = set(), at
+    def _new_run(self, at: int, title: str | None = None) -> None:
+        self._seen, self._seen_to = Counter(), at
+        self._run_name = self.backend.name_of(title).model if title else None
+
+    def _still_named(self, at: int) -> bool:
+        """Whether the text after `at` (LOOKAHEAD characters) still names the current run's model: its title's
+        model or the model it has named most. Then a new model there is an accessory or a sibling mentioned in
+        passing (a battery "LB-200", a "TR-808"), not a new document."""
+        ahead = self.doc.text[at:at + LOOKAHEAD]
+        if self._run_name:
+            forms = [self._run_name] + [w for w in self._run_name.split() if _has_digit(w)]
+            if any(re.search(rf"(?<!\w){re.escape(f)}(?!\w)", ahead, re.IGNORECASE) for f in forms):
+                return True
+        top = [m for m, _ in self._seen.most_common(1)]
+        return bool(top) and any(normalise_model(m) in top for m in models_in(ahead))
 
     def decide_one(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
         """(same, reason, cut offset relative to the start of `current`, or None). Decisions are made in the
@@ -425,23 +440,30 @@ class DocumentView:
         if a is None or c is None or self.doc is None:  # loose texts: only their own models to compare
             return self._loose(anchor, current, similarity)
         if self._seen_to < 0:
-            self._new_run(a[0])
+            self._new_run(a[0], self.title or self.backend._opening_title(anchor))
         mid = (c[0] + c[1]) // 2
         # a title belongs to the first window that is mostly past it
         found = self._title_between((a[0] + a[1]) // 2, mid)
         if found:
             off, line = found
-            self._new_run(off)
+            self._new_run(off, line)
             return False, f"new title: {line[:60]!r}", off - c[0]
-        seen = self._run_models_until(c[0])
-        for model, _, n in self.backend.distinctive_models(current):
-            at = current.find(model)
-            if n < 2 or at < 0 or c[0] + at >= mid:
-                continue  # named once, or only in the window's second half: the next window decides
-            if seen and not any(models_match(model, m) or normalise_model(model) == m for m in seen):
-                self._new_run(c[0] + at)
-                return False, f"tag changes: model {model} is new in this run", at
+        # a model named at least twice, first named where this window owns the text (past the previous
+        # window's middle, up to its own), and not named before in the current run. Not in a run that a title
+        # opened: where documents announce themselves with titles, a model change without one is an accessory
+        lo = (a[0] + a[1]) // 2
+        region = self.doc.text[lo:c[1]]
+        for model, _, n in [] if self._run_name else self.backend.distinctive_models(region):
+            first = lo + region.find(model)
+            if n < 2 or not lo < first <= mid:
+                continue
+            seen = self._run_models_until(first)
+            if seen and not any(models_match(model, m) or normalise_model(model) == m for m in seen) and \
+                    not self._still_named(first + len(model)):
+                self._new_run(first)
+                return False, f"tag changes: model {model} is new in this run", first - c[0]
             break
+        self._run_models_until(mid)
         if similarity is not None and similarity < self.backend.min_similarity:
             self._new_run(c[0])
             return False, f"unrelated text (similarity {similarity:.2f})", 0
