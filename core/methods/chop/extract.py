@@ -8,18 +8,20 @@ document's own evidence:
 
 - model, ranked: the title line that opens the run (in a joined stream, the new document's heading right after
   the cut), the document title the chunker gives, then the run's model-like tokens (letters and digits, as
-  `rules.model_candidates` finds them, variant words kept: "S10 Lite" is not "S10") scored by count times inverse
+  `rules.model_candidates` finds them, variant words kept: "QX9 Lite" is not "QX9") scored by count times inverse
   document frequency over the library, with a bonus for the run's first page. A title is split into a model and
-  a product type: the words up to its last token with a digit are the model ("225B", "Tab A 8.0", "Shades
-  2020"); a title with no digit is a model only if the document writes its words capitalised in running text
-  (a name: "Shades", "Z Flip"), else it is a product type.
-- category: the words of that title after the model ("Split Air Conditioner"), else the run's most distinctive
+  a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
+  2021"); a title with no digit is a model only if the document writes its words capitalised in running text
+  (a name: "Lantern", "K Fold"), else it is a product type.
+- category: the words of that title after the model ("Cordless Drill"), else the run's most distinctive
   noun phrase by TF-IDF over the library.
 - nouns: the window's two best keyphrases (`NOUN_METHOD`: TF-IDF over noun-phrase candidates, or YAKE).
 - continuity: FALSE on a title line (a first-level heading found once in the library, a level-1 PDF outline
   entry, a "... user manual" line or a table of contents) whose position the window is the first to be mostly
-  past; on a tag change (the window's dominant distinctive model, named at least twice, matches none of the
-  previous window's); or on a similarity drop (with an embedder). TRUE otherwise. A FALSE decision carries the
+  past; on a tag change (a model named at least twice, first named where the window owns the text, never named
+  before in the current run, while the run's own model is not named in the next LOOKAHEAD characters; not in a
+  run that a title opened); or on a similarity drop (with an embedder). TRUE otherwise. Decisions go in window
+  order: the tag change compares a window with the run it would continue. A FALSE decision carries the
   offset of the cut in the window (`extra["cut"]`), and the chunker extracts the new tag from the text after it.
 
 Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, distinctive token,
@@ -65,7 +67,7 @@ _MARKER = re.compile(r"(?im)^[ \t]*(?:table of contents|contents|[A-Z][^\n]{2,60
                      r"owner'?s manual|instruction manual|operating instructions))[ \t]*$")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]+)*|[A-Z]{2,}")
-# a number with a unit written in lower case or mixed case ("10kHz", "15mA", "25mm", "3rd"): a value, not a model
+# a number with a unit written in lower case or mixed case ("20kHz", "40mA", "25mm", "3rd"): a value, not a model
 _VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
 _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
 
@@ -82,7 +84,7 @@ def _norm_line(line: str) -> str:
 
 
 def models_in(text: str) -> Counter[str]:
-    """`rules.model_candidates` without values ("10kHz", "15mA")."""
+    """`rules.model_candidates` without values ("20kHz", "40mA")."""
     return Counter({m: n for m, n in model_candidates(text).items() if not _VALUE.match(m.split()[0])})
 
 
@@ -180,7 +182,9 @@ class ExtractCnm:
             titles += [t for _, t in _first_level_headings(doc) if lib.heading_counts[_norm_line(t)] == 1]
         title_words = Counter(w for t in titles for w in {x.lower() for x in _TOKEN.findall(t)})
         if len(titles) >= 3:
-            lib.common_title_words = frozenset(w for w, n in title_words.items() if n >= 0.5 * len(titles))
+            # words (never models: no digits) in at least half the titles and at least three: a brand, a series
+            lib.common_title_words = frozenset(w for w, n in title_words.items()
+                                               if n >= max(3, 0.5 * len(titles)) and not _has_digit(w))
         self.library = lib
         lower: Counter[str] = Counter()
         total: Counter[str] = Counter()
@@ -329,7 +333,7 @@ class ExtractCnm:
 
     def tag_query(self, text: str) -> tuple[CNM, dict[str, str]]:
         """A question or a loose text: a model of the library named in it (the longest first, never one followed
-        by a variant word: "S10 Lite" does not name the "S10"), else its own model-like tokens."""
+        by a variant word: "QX9 Lite" does not name the "QX9"), else its own model-like tokens."""
         low = f" {' '.join(_TOKEN.findall(text.lower()))} "
         for model in self.library.models:
             words = model.split()
@@ -424,7 +428,7 @@ class DocumentView:
     def _still_named(self, at: int) -> bool:
         """Whether the text after `at` (LOOKAHEAD characters) still names the current run's model: its title's
         model or the model it has named most. Then a new model there is an accessory or a sibling mentioned in
-        passing (a battery "LB-200", a "TR-808"), not a new document."""
+        passing (a battery "BP-40", a cable "CX-2"), not a new document."""
         ahead = self.doc.text[at:at + LOOKAHEAD]
         if self._run_name:
             forms = [self._run_name] + [w for w in self._run_name.split() if _has_digit(w)]
