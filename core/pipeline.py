@@ -86,6 +86,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
                     progress: ProgressFn | None = None) -> ChunkRun:
     """Chunk every document (or load the same run from the cache)."""
     started = time.perf_counter()
+    chunker.prepare(docs)  # also for a cached run: a retrieval policy may tag questions with what it learned
     cache_file = cache_dir / f"{run_key(docs, chunker.identity)}.json" if cache_dir else None
     if cache_dir is not None and (cached := load_chunk_run(docs, chunker, cache_dir)) is not None:
         return cached

@@ -122,6 +122,11 @@ class Chunker(ABC):
         """Check the parameters together; a ConfigError names the problem. `make_chunker` calls it."""
         return None
 
+    def prepare(self, docs: Sequence[Document]) -> None:
+        """Called once with the whole library before its documents are chunked (and before a cached run is
+        loaded), for a method that learns from the library as a whole (CHOP's `extract` backend)."""
+        return None
+
     def retrieval_policy(self) -> RetrievalPolicy | None:
         """The tag-aware search this chunker's runs are searched with (CHOP's CNM filter or boost), or None."""
         return None

@@ -1,4 +1,5 @@
-"""CHOP's CNM backend, the service chop chunkers ask for as "llm": the rule-based tagger (no model) or CNM
+"""CHOP's CNM backend, the service chop chunkers ask for as "llm": the rule-based tagger or the extractor that
+learns the library (neither uses a model), or CNM
 prompts over a cached chat client ("local" transformers model, "llamacpp" in-process GGUF with JSON-constrained
 answers, or any OpenAI-compatible server)."""
 
@@ -11,18 +12,23 @@ from core.errors import ConfigError
 from core.keys import KeyRing
 from core.llm.factory import make_chat_client
 from core.methods.chop.cnm import PromptedCnm
+from core.methods.chop.extract import ExtractCnm
 from core.methods.chop.rules import RuleCnm
 from core.services import register_service
 from core.settings import Settings
 from core.workspace import Workspace
 
-LLM_KINDS = ("rule", "local", "llamacpp", "openai")
+LLM_KINDS = ("rule", "extract", "local", "llamacpp", "openai")
 
 
-def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None, **chat: Any) -> RuleCnm | PromptedCnm:
-    """`RuleCnm` for "rule", otherwise CNM prompts over a cached chat client of that kind."""
+def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None,
+                     **chat: Any) -> RuleCnm | ExtractCnm | PromptedCnm:
+    """`RuleCnm` for "rule", `ExtractCnm` for "extract" (both without a model), otherwise CNM prompts over a
+    cached chat client of that kind."""
     if kind == "rule":
         return RuleCnm(embedder=embedder)
+    if kind == "extract":
+        return ExtractCnm(embedder=embedder)
     if kind not in LLM_KINDS:
         raise ConfigError(f"unknown LLM backend '{kind}' (use {', '.join(LLM_KINDS)})")
     return PromptedCnm(make_chat_client(kind, cache_dir, **chat))
@@ -34,4 +40,4 @@ def cnm_backend(settings: Settings, ws: Workspace, built: dict[str, Any], keys: 
             "api_key": keys.key_for(settings.llm_base_url),
             "timeout": settings.llm_timeout}
     return make_cnm_backend(settings.llm, ws.cache, embedder=built.get("embedder"),
-                            **({} if settings.llm == "rule" else chat))
+                            **({} if settings.llm in ("rule", "extract") else chat))

@@ -11,6 +11,7 @@ each window against the first window of the current run (sequential). Retrieval 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,17 +64,34 @@ class ChopChunker(Chunker):
 
     store_metadata = staticmethod(store_metadata)
 
+    def prepare(self, docs: Sequence[Document]) -> None:
+        """A backend that learns the library (`extract`) reads it once, before the first document is chunked."""
+        prepare = getattr(self.context.llm, "prepare", None)
+        if prepare is not None:
+            prepare(docs)
+
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)
         if not chunks:
             return Chunking([], {"kind": "continuity", "decisions": [], "joins": doc.joins})
         backend = self.context.llm
+        title = doc.title if self.use_title and not doc.segments and doc.title else None
+        if hasattr(backend, "for_document"):  # a backend that reads the document around its windows
+            backend = backend.for_document(doc, [(c.start, c.end) for c in chunks], title)
         texts = [c.text for c in chunks]
         decisions = self._decide(backend, texts)
         starts = [0] + [i for i, d in enumerate(decisions, start=1) if not d.same]
-        inputs = [texts[i] for i in starts]
-        if self.use_title and not doc.segments and doc.title:
-            inputs[0] = f"Document title: {doc.title}\n\n{inputs[0]}"
+        if getattr(backend, "reads_runs", False):
+            # each run's text from its cut (where the decision says the new document starts) to the next cut:
+            # the new tag is read after the cut, never from the tail of the document before it
+            # (a cut may lie before the window's start: a title in the previous window's second half)
+            cuts = [chunks[0].start] + [max(0, chunks[i].start + (decisions[i - 1].extra.get("cut") or 0))
+                                        for i in starts[1:]]
+            inputs = [doc.text[cut:end] for cut, end in zip(cuts, [*cuts[1:], len(doc.text)])]
+        else:
+            inputs = [texts[i] for i in starts]
+        if title:
+            inputs[0] = f"Document title: {title}\n\n{inputs[0]}"
         extracted = backend.extract(inputs)
         _raise_if_failed(extracted, decisions)
         self._annotate(chunks, decisions, dict(zip(starts, extracted)))
@@ -116,11 +134,13 @@ class ChopChunker(Chunker):
                 "cnm": current.cnm.model_dump(),
                 "cnm_source": "extracted" if i in fresh else "inherited",
                 "cnm_from": next(j for j in sorted(fresh, reverse=True) if j <= i),
+                "cnm_sources": dict(current.sources),  # where each part of the run's tag came from
                 "cnm_raw": fresh[i].raw if i in fresh else None,
                 "cnm_error": fresh[i].error if i in fresh else None,
                 "cnm_seconds": round(fresh[i].seconds, 4) if i in fresh else None,
                 "continuity": None if decision is None else decision.same,
                 "continuity_reason": None if decision is None else decision.reason,
+                "continuity_cut": None if decision is None else decision.extra.get("cut"),
                 "continuity_raw": None if decision is None else decision.raw,
                 "continuity_error": None if decision is None else decision.error,
                 "continuity_seconds": None if decision is None else round(decision.seconds, 4),

@@ -177,6 +177,9 @@ class CnmResult:
     error: str | None = None
     cached: bool = False
     failed: bool = False  # the backend gave no answer at all (unreachable, timed out)
+    #: where each part of the tag came from ({"model": "title", "nouns": "keyphrase", ...}); empty when the
+    #: backend does not say (the prompted and rule backends)
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -1,0 +1,506 @@
+"""A CNM backend with no model that learns each library instead of carrying a lexicon: the `extract` backend.
+
+Before a run, `prepare(documents)` reads the whole library once: which title words are shared by most titles (a
+brand, "user manual"), which first-level headings repeat across it (sections such as "# Manual", not titles),
+and in how many parts of the library every model-like token and noun phrase occurs (for TF-IDF). The chunker
+then asks a view of one document (`for_document`) for its decisions and tags, so every tag can use the
+document's own evidence:
+
+- model, ranked: the title line that opens the run (in a joined stream, the new document's heading right after
+  the cut), the document title the chunker gives, then the run's model-like tokens (letters and digits, as
+  `rules.model_candidates` finds them, variant words kept: "QX9 Lite" is not "QX9") scored by count times inverse
+  document frequency over the library, with a bonus for the run's first page. A title is split into a model and
+  a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
+  2021"); a title with no digit is a model only if the document writes its words capitalised in running text
+  (a name: "Lantern", "K Fold"), else it is a product type.
+- category: the words of that title after the model ("Cordless Drill"), else the run's most distinctive
+  noun phrase by TF-IDF over the library.
+- nouns: the window's two best keyphrases (`NOUN_METHOD`: TF-IDF over noun-phrase candidates, or YAKE).
+- continuity: FALSE on a title line (a first-level heading found once in the library, a level-1 PDF outline
+  entry, a "... user manual" line or a table of contents) whose position the window is the first to be mostly
+  past; on a tag change (a model named at least twice, first named where the window owns the text, never named
+  before in the current run, while the run's own model is not named in the next LOOKAHEAD characters; not in a
+  run that a title opened); or on a similarity drop (with an embedder). TRUE otherwise. Decisions go in window
+  order: the tag change compares a window with the run it would continue. A FALSE decision carries the
+  offset of the cut in the window (`extra["cut"]`), and the chunker extracts the new tag from the text after it.
+
+Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, distinctive token,
+keyphrase, distinctive phrase). The only words the extractor knows are listed in docs/METHODS.md: the stop
+words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and the variant words of
+`rules.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from core.llm.base import LLMStats
+from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.rules import VARIANT_WORDS, model_candidates, models_match, normalise_model
+
+#: words that name a kind of document, not a product: dropped from titles (see docs/METHODS.md)
+DOCUMENT_WORDS = frozenset((
+    "manual", "manuals", "user", "users", "user's", "guide", "guides", "handbook", "instructions", "instruction",
+    "operating", "owner", "owners", "owner's", "reference", "documentation", "quick", "start", "getting",
+    "started", "tutorial", "datasheet", "introduction", "overview", "contents", "table",
+))
+TITLE_PREFIX = "Document title:"
+#: how the window's nouns are chosen: "tfidf" (TF-IDF over noun-phrase candidates) or "yake"; chosen on the
+#: hand-labelled windows of tests/fixtures/cnm_nouns.json (docs/METHODS.md gives the figures)
+NOUN_METHOD = "tfidf"
+FIRST_PAGE = 2000  # characters of a run that count as its first page
+LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
+BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
+
+_HEADING = re.compile(r"(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_MARKER = re.compile(r"(?im)^[ \t]*(?:table of contents|contents|[A-Z][^\n]{2,60}\b(?:user manual|user guide|"
+                     r"owner'?s manual|instruction manual|operating instructions))[ \t]*$")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]+)*|[A-Z]{2,}")
+# a number with a unit written in lower case or mixed case ("20kHz", "40mA", "25mm", "3rd"): a value, not a model
+_VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
+_SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """YAKE's English stop words (575 words, shipped inside the `yake` package)."""
+    text = resources.files("yake.core").joinpath("StopwordsList/stopwords_en.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip().lower() for w in text.split() if w.strip())
+
+
+def _norm_line(line: str) -> str:
+    return " ".join(re.findall(r"\w+", line.casefold()))
+
+
+def models_in(text: str) -> Counter[str]:
+    """`rules.model_candidates` without values ("20kHz", "40mA")."""
+    return Counter({m: n for m, n in model_candidates(text).items() if not _VALUE.match(m.split()[0])})
+
+
+def _has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+def noun_phrases(text: str, max_words: int = 3) -> Counter[str]:
+    """Candidate noun phrases: runs of one to `max_words` alphabetic non-stop words inside a clause, lower case,
+    counted. Words with digits (models, values) and one-letter words end a run."""
+    stop = stopwords()
+    found: Counter[str] = Counter()
+    for clause in _SPLIT.split(text):
+        run: list[str] = []
+        for tok in clause.split() + [""]:
+            word = tok.strip("'\"-–—.,").lower()
+            if word and word.isalpha() and len(word) > 2 and word not in stop and word not in DOCUMENT_WORDS:
+                run.append(word)
+                continue
+            for n in range(1, max_words + 1):
+                for i in range(len(run) - n + 1):
+                    found[" ".join(run[i:i + n])] += 1
+            run = []
+    return found
+
+
+@dataclass
+class Name:
+    """What a title line says: a model and a product type, either may be missing."""
+
+    model: str | None = None
+    category: str | None = None
+
+
+@dataclass
+class Library:
+    """What `prepare` learns from the whole library."""
+
+    units: int = 0
+    model_df: Counter[str] = field(default_factory=Counter)  # normalised model -> units naming it
+    phrase_df: Counter[str] = field(default_factory=Counter)  # noun phrase -> units holding it
+    heading_counts: Counter[str] = field(default_factory=Counter)  # first-level heading text -> occurrences
+    common_title_words: frozenset[str] = frozenset()
+    models: list[str] = field(default_factory=list)  # every model a title named, longest first
+    lower_share: dict[str, float] = field(default_factory=dict)  # title word -> share written in lower case
+
+    def idf(self, df: int) -> float:
+        return math.log((1 + self.units) / (1 + df)) + 1.0
+
+
+def _units(documents: Sequence[Any]) -> list[str]:
+    texts = [d.text for d in documents]
+    if len(texts) >= 3:
+        return texts
+    return [t[i:i + BLOCK] for t in texts for i in range(0, max(len(t), 1), BLOCK)]
+
+
+def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
+    """(offset, text) of every first-level heading: Markdown `# ...` lines and level-1 PDF outline entries."""
+    out = [(m.start(), m.group(2).strip()) for m in _HEADING.finditer(doc.text) if len(m.group(1)) == 1]
+    out += [(off, title) for off, level, title in getattr(doc, "outline", []) or [] if level in (0, 1)]
+    return sorted(out)
+
+
+class ExtractCnm:
+    """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
+
+    version = "extract:v1"
+    label = "extractor (no model)"
+
+    def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
+        self.embedder = embedder
+        self.min_similarity = min_similarity
+        self.noun_method = noun_method
+        self.stats = LLMStats()
+        self.library = Library()
+        self.key = self.version + ("" if embedder is None else f"+{getattr(embedder, 'key', type(embedder).__name__)}")
+        self.key += "" if min_similarity == 0.05 else f":sim={min_similarity}"
+        self.key += "" if noun_method == NOUN_METHOD else f":nouns={noun_method}"
+
+    # ---- the library -------------------------------------------------------------------------------------
+
+    def prepare(self, documents: Sequence[Any]) -> None:
+        """Learn the library: document frequencies, shared title words, repeated headings, known models."""
+        lib = Library()
+        units = _units(documents)
+        lib.units = len(units)
+        for text in units:
+            lib.model_df.update({normalise_model(m) for m in models_in(text)})
+            lib.phrase_df.update(set(noun_phrases(text)))
+        for doc in documents:
+            lib.heading_counts.update(_norm_line(t) for _, t in _first_level_headings(doc))
+        titles = [d.title for d in documents if d.title and not d.segments]
+        for doc in documents:
+            titles += [t for _, t in _first_level_headings(doc) if lib.heading_counts[_norm_line(t)] == 1]
+        title_words = Counter(w for t in titles for w in {x.lower() for x in _TOKEN.findall(t)})
+        if len(titles) >= 3:
+            # words (never models: no digits) in at least half the titles and at least three: a brand, a series
+            lib.common_title_words = frozenset(w for w, n in title_words.items()
+                                               if n >= max(3, 0.5 * len(titles)) and not _has_digit(w))
+        self.library = lib
+        lower: Counter[str] = Counter()
+        total: Counter[str] = Counter()
+        wanted = {w for w in title_words if w.isalpha()}
+        for doc in documents:
+            for m in re.finditer(r"(?<=[a-z,] )([A-Za-z]+)", doc.text):
+                w = m.group(1)
+                if w.lower() in wanted:
+                    total[w.lower()] += 1
+                    lower[w.lower()] += w.islower()
+        lib.lower_share = {w: lower[w] / total[w] for w in total}
+        models = {n.model for t in titles if (n := self.name_of(t)).model}
+        lib.models = sorted(models, key=lambda m: (-len(m), m))
+
+    # ---- titles ------------------------------------------------------------------------------------------
+
+    def name_of(self, line: str) -> Name:
+        """Split a title line into a model and a product type (see the module's doc)."""
+        line = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", line.lstrip("# ").strip())
+        line = re.split(r"\s[-–—:|]\s", line)[0] if re.search(r"\w\s[-–—:|]\s\w", line) else line
+        lib = self.library
+        words = [w for w in _TOKEN.findall(line)
+                 if w.lower() not in lib.common_title_words and w.lower() not in DOCUMENT_WORDS]
+        if not words:
+            return Name()
+        digits = [i for i, w in enumerate(words) if _has_digit(w) and not re.fullmatch(r"\d{1,2}", w) or
+                  re.fullmatch(r"\d+(?:\.\d+)?", w)]
+        if digits:
+            end = digits[-1] + 1
+            while end < len(words) and words[end].lower() in VARIANT_WORDS:
+                end += 1
+            start = 0
+            # words before the model that the library writes in lower case are a product type, not the model
+            while start < digits[0] and lib.lower_share.get(words[start].lower(), 0.0) >= 0.5:
+                start += 1
+            model = " ".join(words[start:end])
+            rest = [w for w in words[end:] if w.lower() not in stopwords()] or \
+                   [w for w in words[:start] if w.lower() not in stopwords()]
+            return Name(model, " ".join(rest) or None)
+        content = [w for w in words if w.lower() not in stopwords()]
+        if not content:
+            return Name()
+        named = [w for w in content if lib.lower_share.get(w.lower(), 0.0) < 0.5 and w[0].isupper()]
+        if named and len(content) <= 3 and len(named) == len(content):
+            return Name(" ".join(content), None)
+        return Name(None, " ".join(content))
+
+    def title_lines(self, doc: Any) -> list[tuple[int, str]]:
+        """(offset, line) of every line that opens a document: a first-level heading found once in the library,
+        a level-1 outline entry, a "... user manual" line or a table of contents."""
+        lib = self.library
+        found = {off: t for off, t in _first_level_headings(doc) if lib.heading_counts[_norm_line(t)] <= 1}
+        for m in _MARKER.finditer(doc.text):
+            found.setdefault(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.group(0).strip())
+        return sorted(found.items())
+
+    # ---- tags ----------------------------------------------------------------------------------------------
+
+    def distinctive_models(self, text: str) -> list[tuple[str, float, int]]:
+        """(model, score, count) of the model-like tokens of `text`, best first: count x idf, plus a bonus for
+        those on the first page."""
+        lib = self.library
+        counts = models_in(text)
+        head = models_in(text[:FIRST_PAGE])
+        scored = []
+        for m, n in counts.items():
+            df = lib.model_df.get(normalise_model(m), 0)
+            idf = lib.idf(df) if lib.units else 1.0
+            scored.append((m, (n + 2 * head.get(m, 0)) * idf, n))
+        return sorted(scored, key=lambda x: (-x[1], -len(x[0]), x[0]))
+
+    def distinctive_phrases(self, text: str, exclude: str = "", top: int = 5) -> list[str]:
+        lib = self.library
+        bad = {w.lower() for w in _TOKEN.findall(exclude)}
+        scored = []
+        for p, n in noun_phrases(text).items():
+            if bad & set(p.split()):
+                continue
+            idf = lib.idf(lib.phrase_df.get(p, 0)) if lib.units else 1.0
+            scored.append((n * idf * (1 + 0.5 * (p.count(" "))), p))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        out: list[str] = []
+        for _, p in scored:
+            if not any(p in q or q in p for q in out):
+                out.append(p)
+            if len(out) == top:
+                break
+        return out
+
+    def keyphrases(self, text: str, exclude: str = "") -> list[str]:
+        if self.noun_method == "yake":
+            import yake
+
+            bad = {w.lower() for w in _TOKEN.findall(exclude)}
+            kw = yake.KeywordExtractor(lan="en", n=2, top=10, stopwords=set(stopwords()))
+            out = []
+            for phrase, _ in kw.extract_keywords(text):
+                p = phrase.lower()
+                if not _has_digit(p) and not bad & set(p.split()) and not set(p.split()) & DOCUMENT_WORDS:
+                    out.append(p)
+            return out[:2]
+        return self.distinctive_phrases(text, exclude, top=2)
+
+    def tag(self, text: str, title: str | None = None, window: str | None = None,
+            fallback_title: str | None = None) -> tuple[CNM, dict[str, str]]:
+        """The CNM of a run of text (from a cut to the next one) and where each part came from. `title`: the
+        document title the chunker gave with the run; `fallback_title`: the document's title for a later run,
+        ranked after the run's own opening heading; `window`: the text the nouns are read from (default: the
+        run's first page)."""
+        sources: dict[str, str] = {}
+        name = Name()
+        for source, line in (("title", title), ("heading", self._opening_title(text)), ("title", fallback_title)):
+            if not line:
+                continue
+            n = self.name_of(line)
+            if n.model and not name.model:
+                name.model, sources["model"] = n.model, source
+            if n.category and not name.category:
+                name.category, sources["category"] = n.category, source
+        if not name.model:
+            models = self.distinctive_models(text)
+            if models:
+                name.model = models[0][0]
+                sources["model"] = "first page" if models[0][0] in models_in(text[:FIRST_PAGE]) \
+                    else "distinctive token"
+        if not name.category:
+            phrases = self.distinctive_phrases(text, exclude=name.model or "", top=1)
+            if phrases:
+                name.category, sources["category"] = phrases[0], "distinctive phrase"
+        nouns = self.keyphrases((window or text)[:FIRST_PAGE], exclude=f"{name.model or ''} {name.category or ''}")
+        if nouns:
+            sources["nouns"] = "keyphrase"
+        evidence = {"heading": 0.3, "title": 0.3, "first page": 0.2, "distinctive token": 0.15}
+        confidence = 0.2 + evidence.get(sources.get("model", ""), 0.0) + (0.2 if name.category else 0.0)
+        cnm = CNM(category=name.category, nouns=nouns, model=name.model, confidence=round(min(confidence, 0.9), 2))
+        return cnm, sources
+
+    def _opening_title(self, text: str) -> str | None:
+        """The title line at the start of a run (within its first 300 characters), if any."""
+        head = text[:300]
+        for m in _HEADING.finditer(head):
+            if len(m.group(1)) == 1 and self.library.heading_counts[_norm_line(m.group(2))] <= 1:
+                return m.group(2)
+        m = _MARKER.search(head)
+        return m.group(0).strip() if m and "content" not in m.group(0).lower() else None
+
+    def tag_query(self, text: str) -> tuple[CNM, dict[str, str]]:
+        """A question or a loose text: a model of the library named in it (the longest first, never one followed
+        by a variant word: "QX9 Lite" does not name the "QX9"), else its own model-like tokens."""
+        low = f" {' '.join(_TOKEN.findall(text.lower()))} "
+        for model in self.library.models:
+            words = model.split()
+            forms = [model] + [" ".join(words[i:]) for i, w in enumerate(words) if i and _has_digit(w)]
+            for form in forms:
+                key = " ".join(_TOKEN.findall(form.lower()))
+                at = low.find(f" {key} ")
+                if not key or at < 0:
+                    continue
+                tail = low[at + len(key) + 2:].split()
+                if tail and tail[0] in VARIANT_WORDS:
+                    continue
+                return CNM(model=model, confidence=0.6), {"model": "library model"}
+        return self.tag(text)
+
+    # ---- the backend interface ------------------------------------------------------------------------------
+
+    def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
+        """Tags for loose texts (questions, a hand-started run): a library model named in the text first."""
+        out = []
+        for i, t in enumerate(texts):
+            started = time.perf_counter()
+            title, body = _split_title(t)
+            cnm, sources = self.tag(body, title=title) if title else self.tag_query(body)
+            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started,
+                                 sources=sources))
+            if progress:
+                progress(i + 1, len(texts))
+        return out
+
+    def decide(self, pairs: Sequence[tuple[str, str]],
+               progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
+        """Decisions for loose pairs of texts (no document around them): tag change or similarity drop."""
+        return DocumentView(self, None, []).decide(pairs, progress)
+
+    def for_document(self, doc: Any, spans: Sequence[tuple[int, int]], title: str | None = None) -> DocumentView:
+        return DocumentView(self, doc, spans, title)
+
+
+def _split_title(text: str) -> tuple[str | None, str]:
+    if text.startswith(TITLE_PREFIX):
+        first, _, rest = text.partition("\n")
+        return first[len(TITLE_PREFIX):].strip() or None, rest.lstrip("\n")
+    return None, text
+
+
+class DocumentView:
+    """The backend seen from one document: its windows' decisions and its runs' tags."""
+
+    reads_runs = True  # the chunker gives `extract` each run's whole text, from its cut to the next
+
+    def __init__(self, backend: ExtractCnm, doc: Any, spans: Sequence[tuple[int, int]],
+                 title: str | None = None) -> None:
+        self.backend = backend
+        self.doc = doc
+        self.title = title
+        self.key, self.label, self.stats = backend.key, backend.label, backend.stats
+        self.spans = {(doc.text[s:e] if doc is not None else ""): (s, e) for s, e in reversed(spans)}
+        self.titles = backend.title_lines(doc) if doc is not None else []
+        self._seen: Counter[str] = Counter()
+        self._seen_to = -1  # no run started yet
+        self._run_name: str | None = title
+
+    def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
+        out = []
+        for i, t in enumerate(texts):
+            started = time.perf_counter()
+            given, body = _split_title(t)
+            # the document's title: given with the first run; later runs fall back to it after their own evidence
+            cnm, sources = self.backend.tag(body, title=given, window=body[:FIRST_PAGE],
+                                            fallback_title=None if given else self.title)
+            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started,
+                                 sources=sources))
+            if progress:
+                progress(i + 1, len(texts))
+        return out
+
+    def _title_between(self, lo: int, hi: int) -> tuple[int, str] | None:
+        return next(((off, t) for off, t in self.titles if lo < off <= hi and off > 0), None)
+
+    def _run_models_until(self, end: int) -> Counter[str]:
+        """The models named in the current run (from its cut) up to offset `end`, counted as the windows go."""
+        if end > self._seen_to:
+            self._seen.update(normalise_model(m) for m in models_in(self.doc.text[self._seen_to:end]).elements())
+            self._seen_to = end
+        return self._seen
+
+    def _new_run(self, at: int, title: str | None = None) -> None:
+        self._seen, self._seen_to = Counter(), at
+        self._run_name = self.backend.name_of(title).model if title else None
+
+    def _still_named(self, at: int) -> bool:
+        """Whether the text after `at` (LOOKAHEAD characters) still names the current run's model: its title's
+        model or the model it has named most. Then a new model there is an accessory or a sibling mentioned in
+        passing (a battery "BP-40", a cable "CX-2"), not a new document."""
+        ahead = self.doc.text[at:at + LOOKAHEAD]
+        if self._run_name:
+            forms = [self._run_name] + [w for w in self._run_name.split() if _has_digit(w)]
+            if any(re.search(rf"(?<!\w){re.escape(f)}(?!\w)", ahead, re.IGNORECASE) for f in forms):
+                return True
+        top = [m for m, _ in self._seen.most_common(1)]
+        return bool(top) and any(normalise_model(m) in top for m in models_in(ahead))
+
+    def decide_one(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
+        """(same, reason, cut offset relative to the start of `current`, or None). Decisions are made in the
+        order of the windows: the tag-change signal compares a window with the run it would continue."""
+        a, c = self.spans.get(anchor), self.spans.get(current)
+        if a is None or c is None or self.doc is None:  # loose texts: only their own models to compare
+            return self._loose(anchor, current, similarity)
+        if self._seen_to < 0:
+            self._new_run(a[0], self.title or self.backend._opening_title(anchor))
+        mid = (c[0] + c[1]) // 2
+        # a title belongs to the first window that is mostly past it
+        found = self._title_between((a[0] + a[1]) // 2, mid)
+        if found:
+            off, line = found
+            self._new_run(off, line)
+            return False, f"new title: {line[:60]!r}", off - c[0]
+        # a model named at least twice, first named where this window owns the text (past the previous
+        # window's middle, up to its own), and not named before in the current run. Not in a run that a title
+        # opened: where documents announce themselves with titles, a model change without one is an accessory
+        lo = (a[0] + a[1]) // 2
+        region = self.doc.text[lo:c[1]]
+        for model, _, n in [] if self._run_name else self.backend.distinctive_models(region):
+            first = lo + region.find(model)
+            if n < 2 or not lo < first <= mid:
+                continue
+            seen = self._run_models_until(first)
+            if seen and not any(models_match(model, m) or normalise_model(model) == m for m in seen) and \
+                    not self._still_named(first + len(model)):
+                self._new_run(first)
+                return False, f"tag changes: model {model} is new in this run", first - c[0]
+            break
+        self._run_models_until(mid)
+        if similarity is not None and similarity < self.backend.min_similarity:
+            self._new_run(c[0])
+            return False, f"unrelated text (similarity {similarity:.2f})", 0
+        return True, "no strong evidence of a new document", None
+
+    def _loose(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
+        a_models = {normalise_model(m) for m in models_in(anchor)}
+        for model, _, n in self.backend.distinctive_models(current):
+            if n >= 2 and a_models and normalise_model(model) not in a_models and \
+                    not any(models_match(model, m) for m in models_in(anchor)):
+                return False, f"tag changes: model {model} is new", 0
+            break
+        if similarity is not None and similarity < self.backend.min_similarity:
+            return False, f"unrelated text (similarity {similarity:.2f})", 0
+        return True, "no strong evidence of a new document", None
+
+    def decide(self, pairs: Sequence[tuple[str, str]],
+               progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
+        sims: list[float | None] = [None] * len(pairs)
+        embedder = self.backend.embedder
+        if embedder is not None and pairs:
+            vecs = np.asarray(embedder.embed([t for pair in pairs for t in pair]), dtype=np.float32)
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            sims = [float(vecs[2 * i] @ vecs[2 * i + 1]) for i in range(len(pairs))]
+        out = []
+        for i, ((anchor, current), sim) in enumerate(zip(pairs, sims)):
+            started = time.perf_counter()
+            same, reason, cut = self.decide_one(anchor, current, sim)
+            extra: dict[str, Any] = {"similarity": sim}
+            if cut is not None:
+                extra["cut"] = cut
+            out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,
+                                      extra=extra))
+            if progress:
+                progress(i + 1, len(pairs))
+        return out
