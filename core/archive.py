@@ -43,6 +43,7 @@ from core.ingest.datasets import gold_cnm, joined, questions_jsonl
 from core.ingest.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
+from core.jsonio import loads_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
 from core.settings import SETTINGS_FILE, Settings, save_settings, settings_path
@@ -97,7 +98,7 @@ def _run_belongs(path: Path, texts: dict[str, str]) -> bool:
     """A cached run goes into a library's export only when every chunk is a span of that library's text, so an
     export never carries another library's words."""
     try:
-        chunks = json.loads(path.read_text(encoding="utf-8"))["chunks"]
+        chunks = loads_checked(path.read_bytes())["chunks"]
         return bool(chunks) and all(
             c["doc_id"] in texts and texts[c["doc_id"]][c["start"]:c["end"]] == c["text"] for c in chunks)
     except (OSError, ValueError, KeyError, TypeError):
@@ -160,9 +161,9 @@ def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Seq
 
 def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
     try:
-        return json.loads(read_member(zf, info).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ChunkLensError(f"{info.filename}: not valid JSON") from exc
+        return loads_checked(read_member(zf, info), info.filename[:80])
+    except ValueError as exc:  # also a member nested too deeply to parse (a RecursionError inside)
+        raise ChunkLensError(str(exc)) from None
 
 
 def _manifest(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:

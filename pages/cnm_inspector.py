@@ -11,9 +11,9 @@ import streamlit as st
 
 from components import state
 from core.errors import ChunkLensError
-from core.methods.chop.edits import CnmEdit, EditLog, export_tags, import_tags
+from core.methods.chop.edits import CnmEdit, EditLog, export_tags
 from core.pipeline import run_key
-from core.workbench import apply_cnm_edits, evaluate_result, gold_tags, replay_cnm_edits, tag_accuracy
+from core.workbench import apply_cnm_edits, evaluate_result, gold_tags, replay_cnm_edits, tag_accuracy, tag_file_edits
 
 state.through_app()
 st.header("CNM inspector")
@@ -105,10 +105,10 @@ c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=
 uploaded = c2.file_uploader("Import tags", type=["json"], key=f"import-{spec}")
 if uploaded is not None and c2.button("Apply imported tags"):
     try:
-        imported = import_tags(chunks, json.loads(uploaded.getvalue()))
+        imported = tag_file_edits(chunks, uploaded.name, uploaded.getvalue())
         new_result, changed = apply_cnm_edits(services, corpus, current, imported)
         show_effect(new_result, changed, imported)
-    except (ChunkLensError, ValueError) as exc:
+    except ChunkLensError as exc:
         st.error(f"Tags not imported: {exc}")
 if edited and st.button("Discard edits"):
     st.session_state["edited"].pop(key, None)

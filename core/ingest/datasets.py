@@ -12,6 +12,7 @@ from typing import Any
 from core.errors import DatasetError
 from core.evaluation.metrics import Span
 from core.ingest.documents import Document, join_documents
+from core.jsonio import loads_checked
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,9 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{n}: not valid JSON ({exc.msg})") from exc
+                    obj = loads_checked(line, f"{path}:{n}")
+                except ValueError as exc:  # also text nested too deeply to parse (a RecursionError inside)
+                    raise DatasetError(str(exc)) from None
                 if not isinstance(obj, dict):
                     raise DatasetError(f"{path}:{n}: expected a JSON object")
                 rows.append((n, obj))
@@ -127,7 +128,7 @@ def attach_gold(dataset: QADataset, path: str | Path) -> QADataset:
     corpus carries none, such as docs/gold/emanual_galaxy.json); a document the file does not name keeps its own."""
     source = Path(path)
     try:
-        tags = json.loads(source.read_text(encoding="utf-8"))["documents"]
+        tags = loads_checked(source.read_bytes())["documents"]
         assert isinstance(tags, dict)
     except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
         raise DatasetError(f"{source}: not a gold-tags file (want {{\"documents\": {{doc_id: {{...}}}}}})") from exc
