@@ -7,9 +7,10 @@ import streamlit as st
 
 from components import state
 from components.html import md_escape
-from core.archive import export_archive, import_archive
+from core.archive import MAX_ARCHIVE_BYTES, export_archive, import_archive
 from core.errors import ChunkLensError
 from core.settings import settings_path
+from core.uploads import limit_mb, read_upload
 
 
 def render() -> None:
@@ -23,11 +24,12 @@ def render() -> None:
         if ready and ready[0] == lib.id:
             st.download_button(f"Download chunklens-{lib.id}.zip ({len(ready[1]) / 1024:.0f} KB)", ready[1],
                                f"chunklens-{lib.id}.zip", "application/zip")
-        uploaded = st.file_uploader("Import a ChunkLens zip", type=["zip"], key="archive_upload")
+        uploaded = st.file_uploader("Import a ChunkLens zip", type=["zip"], key="archive_upload",
+                                    max_upload_size=limit_mb(MAX_ARCHIVE_BYTES))
         if uploaded is not None and st.button("Import into this library"):
             try:
-                report = import_archive(uploaded.getvalue(), ws, into=lib.id,
-                                        settings_root=settings_path().parent)
+                data = read_upload(uploaded, uploaded.name, MAX_ARCHIVE_BYTES, "ChunkLens archives")
+                report = import_archive(data, ws, into=lib.id, settings_root=settings_path().parent)
             except ChunkLensError as exc:
                 st.error(f"Not imported: {md_escape(str(exc))}")  # it may quote a member's name
                 return

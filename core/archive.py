@@ -51,6 +51,9 @@ from core.workspace import Workspace
 
 FORMAT = "chunklens-archive"
 VERSION = 1
+#: the largest archive an import reads: a library of a few dozen manuals with their originals. The zip and its
+#: largest member are held in memory while it is imported, so this also bounds an import's memory.
+MAX_ARCHIVE_BYTES = 200 * 2**20
 _RUN = r"[0-9a-f]{32}"
 _LIB = r"[a-z0-9]{6,32}"
 _DOC = r"[A-Za-z0-9._-]{1,80}"

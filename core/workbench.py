@@ -328,6 +328,11 @@ def replay_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     return result
 
 
+#: the largest tag file an upload may be: an export holds some 200 bytes per chunk, so this is about 100 000 chunks,
+#: far more than any run the app shows
+MAX_TAGS_BYTES = 20 * 2**20
+
+
 def tag_file_edits(chunks: Sequence[Chunk], name: str, data: bytes) -> list[CnmEdit]:
     """The edits an uploaded tag file (an `export_tags` JSON list) asks for. The file is someone else's: text that is
     not JSON, JSON nested too deeply to parse, or entries of the wrong types are one ChunkLensError line naming it,

@@ -10,6 +10,8 @@ import streamlit as st
 from components import charts, state
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
+from core.ingest.datasets import MAX_QA_BYTES
+from core.uploads import limit_mb, read_upload
 from core.workbench import DEFAULT_SPECS, benchmark
 
 state.through_app()
@@ -22,12 +24,13 @@ dataset = lib.dataset()
 
 with st.expander("Use another qa-spans v1 set"):
     name = st.text_input("Name", "my-set")
-    corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus")
-    questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
+    qa_mb = limit_mb(MAX_QA_BYTES)
+    corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus", max_upload_size=qa_mb)
+    questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions", max_upload_size=qa_mb)
     if st.button("Load this set", disabled=not (corpus_file and questions_file)):
         try:
-            loaded = lib.load_uploaded_dataset(services.workspace.datasets, name, corpus_file.getvalue(),
-                                               questions_file.getvalue())
+            corpus, questions = (read_upload(f, f.name, MAX_QA_BYTES, "QA sets") for f in (corpus_file, questions_file))
+            loaded = lib.load_uploaded_dataset(services.workspace.datasets, name, corpus, questions)
             st.success(loaded.message())
             dataset = lib.dataset()
         except ChunkLensError as exc:

@@ -13,7 +13,16 @@ from components import state
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, export_tags
 from core.pipeline import run_key
-from core.workbench import apply_cnm_edits, evaluate_result, gold_tags, replay_cnm_edits, tag_accuracy, tag_file_edits
+from core.uploads import limit_mb, read_upload
+from core.workbench import (
+    MAX_TAGS_BYTES,
+    apply_cnm_edits,
+    evaluate_result,
+    gold_tags,
+    replay_cnm_edits,
+    tag_accuracy,
+    tag_file_edits,
+)
 
 state.through_app()
 st.header("CNM inspector")
@@ -102,10 +111,12 @@ if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
 c1, c2 = st.columns(2)
 c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=1), f"{spec}-tags.json",
                    "application/json")
-uploaded = c2.file_uploader("Import tags", type=["json"], key=f"import-{spec}")
+uploaded = c2.file_uploader("Import tags", type=["json"], key=f"import-{spec}",
+                            max_upload_size=limit_mb(MAX_TAGS_BYTES))
 if uploaded is not None and c2.button("Apply imported tags"):
     try:
-        imported = tag_file_edits(chunks, uploaded.name, uploaded.getvalue())
+        data = read_upload(uploaded, uploaded.name, MAX_TAGS_BYTES, "tag files")
+        imported = tag_file_edits(chunks, uploaded.name, data)
         new_result, changed = apply_cnm_edits(services, corpus, current, imported)
         show_effect(new_result, changed, imported)
     except ChunkLensError as exc:

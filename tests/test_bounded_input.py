@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import sqlite3
 import zipfile
 
@@ -113,3 +114,58 @@ def test_a_deeply_nested_llm_answer_is_an_error_line_and_is_not_cached(tmp_path)
     again, chat = chunk(lambda prompt: good)  # the server is fixed: the rerun asks again and keeps this answer
     assert len(chat.requests) == 1 and again.chunks[0].meta["cnm"]["model"] == "Breeze 200"
     assert answers_cached(cache) == 1
+
+
+# ---------------------------------------------------------------- uploads over their kind's limit
+
+
+class EndlessUpload(io.RawIOBase):
+    """A file-like upload of endless bytes that neither says its size nor seeks: only a bounded read ends."""
+
+    def __init__(self) -> None:
+        self.handed_out = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        buffer[:] = b"x" * len(buffer)
+        self.handed_out += len(buffer)
+        return len(buffer)
+
+
+def test_an_upload_over_its_limit_is_refused_naming_file_size_and_limit():
+    from core.uploads import UploadError, read_upload
+
+    limit = 2**20
+    with pytest.raises(UploadError, match=r"^questions\.jsonl: 1\.5 MB, over the 1 MB limit for QA sets$"):
+        read_upload(io.BytesIO(b"{}\n" * (2**19)), "questions.jsonl", limit, "QA sets")
+    endless = io.BufferedReader(EndlessUpload())
+    with pytest.raises(UploadError, match=r"^tags\.json: over the 1 MB limit for tag files$"):
+        read_upload(endless, "tags.json", limit, "tag files")
+    assert endless.raw.handed_out <= limit + 1 + io.DEFAULT_BUFFER_SIZE  # read just past the limit, then stopped
+    exact = io.BytesIO(b"y" * limit)
+    exact.read(10)  # read before, on an earlier run of the page: read again from the start
+    assert read_upload(exact, "ok.json", limit, "tag files") == b"y" * limit
+
+
+def test_the_archive_uploader_refuses_a_zip_over_its_limit(tmp_path, monkeypatch):
+    """The Documents page's import panel reads an archive through the bounded read (the limit made small here)."""
+    from streamlit.testing.v1 import AppTest
+
+    import components.archive_panel
+    from tests.conftest import ROOT
+    from tests.test_app import click
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setattr(components.archive_panel, "MAX_ARCHIVE_BYTES", 1024)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/documents.py").run()
+    data = zip_of({"libraries/abcdef12/originals/a.txt": random.Random(1).randbytes(4096)})
+    assert len(data) > 4096
+    at.file_uploader(key="archive_upload").set_value(("big.zip", data, "application/zip")).run()
+    at = click(at, "Import into this library")
+    assert not at.exception
+    [error] = at.error
+    assert error.value.startswith("Not imported: big\\.zip\\: ") and "over the 1 KB limit for ChunkLens archives" \
+        in error.value

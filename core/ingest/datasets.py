@@ -14,6 +14,10 @@ from core.evaluation.metrics import Span
 from core.ingest.documents import Document, join_documents
 from core.jsonio import loads_checked
 
+#: the largest corpus.jsonl or questions.jsonl an upload may be: over ten times the largest set we know (chroma_eval's
+#: corpus, 1.5 MB). Every line is parsed into memory, with the documents' text, before the set is checked.
+MAX_QA_BYTES = 20 * 2**20
+
 
 @dataclass(frozen=True)
 class Question:
