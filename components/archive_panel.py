@@ -9,7 +9,6 @@ from components import state
 from components.html import md_escape
 from core.archive import MAX_ARCHIVE_BYTES, export_archive, import_archive
 from core.errors import ChunkLensError
-from core.settings import settings_path
 from core.uploads import limit_mb, read_upload
 
 
@@ -17,7 +16,8 @@ def render() -> None:
     lib, ws = state.library(), state.workspace()
     with st.expander("Export or import this library"):
         st.caption("One zip with this library's documents, chunk runs, hand-edited CNM tags and the settings. "
-                   "It never holds an API key. Importing adds what is new and keeps everything already here.")
+                   "It never holds an API key. Importing adds what is new to this library and keeps everything "
+                   "already here; it never changes the settings or other libraries' chunk runs.")
         if st.button("Prepare export"):
             st.session_state["library_export"] = (lib.id, export_archive(ws, state.settings(), [lib.id]))
         ready = st.session_state.get("library_export")
@@ -29,12 +29,10 @@ def render() -> None:
         if uploaded is not None and st.button("Import into this library"):
             try:
                 data = read_upload(uploaded, uploaded.name, MAX_ARCHIVE_BYTES, "ChunkLens archives")
-                report = import_archive(data, ws, into=lib.id, settings_root=settings_path().parent)
+                report = import_archive(data, ws, into=lib.id, max_file_bytes=state.settings().max_upload_bytes)
             except ChunkLensError as exc:
                 st.error(f"Not imported: {md_escape(str(exc))}")  # it may quote a member's name
                 return
-            if "settings" in report.added:
-                st.session_state.pop("settings", None)  # read the imported settings on the next run
             st.success(f"Imported {len(report.added)} item(s)" + (": " + ", ".join(report.added[:20]) if report.added
                                                                   else "; nothing was new"))
             if report.skipped:  # these lines may quote member names from the archive: plain text, not Markdown

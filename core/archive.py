@@ -17,10 +17,15 @@ Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt fr
 answer cache also holds prompts about other libraries' text), and never an API key: `Settings` has no field
 for one, and the key lives only in the environment or a browser session's memory.
 
-Import is a merge that never overwrites: what the workspace already holds is kept and reported as skipped;
-only new documents, runs, edits and (when none are saved) settings are added. The zip is checked as a whole by
-`core.ingest.safezip` first, and every member is parsed and validated before it is written under a name this module
-builds, never under the member's own name.
+Import is a merge into one library that never overwrites: what the library already holds is kept and reported as
+skipped; only new documents, a QA set and tag edits are added. An import changes nothing outside its library: it
+never writes the server's settings (settings in the archive are parsed and returned in the report, for the caller
+to offer to its session), and it leaves the archive's chunk runs out of the workspace's shared run cache, where
+they would be served to every other library with the same documents (with prefixes and tags of the archive's
+making); the runs are recomputed from the imported documents when a chunker runs. The zip is checked as a whole by
+`core.ingest.safezip` first (and refused over MAX_ARCHIVE_BYTES), a member over the per-file upload limit is left
+out, and every member is parsed and validated before it is written under a name this module builds, never under
+the member's own name.
 """
 
 from __future__ import annotations
@@ -40,13 +45,14 @@ from pydantic import ValidationError
 
 from core.errors import ChunkLensError, DatasetError
 from core.ingest.datasets import gold_cnm, joined, questions_jsonl
-from core.ingest.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
 from core.jsonio import loads_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
-from core.settings import SETTINGS_FILE, Settings, save_settings, settings_path
+from core.settings import SETTINGS_FILE, Settings
+from core.uploads import megabytes
 from core.workspace import Workspace
 
 FORMAT = "chunklens-archive"
@@ -74,6 +80,8 @@ class ImportReport:
 
     added: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: the archive's settings, checked (with this workspace's path), for the caller to offer; never saved by import
+    settings: Settings | None = None
 
 
 def sample_folder() -> Path:
@@ -268,46 +276,45 @@ def _import_questions(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.Zi
         report.added.append(f"QA set {name}: {len(ds.questions)} questions")
 
 
-def _import_runs(zf: zipfile.ZipFile, runs: dict[str, zipfile.ZipInfo], ws: Workspace, report: ImportReport) -> None:
-    for key, info in runs.items():
-        target = ws.chunk_runs / f"{key}.json"
-        if target.exists():
-            report.skipped.append(f"chunk run {key[:8]}: already here")
-            continue
-        try:
-            data = _json(zf, info)
-            if not isinstance(data.get("chunks"), list) or not isinstance(data.get("traces", {}), dict):
-                raise ChunkLensError("not a chunk run")
-        except (ChunkLensError, AttributeError) as exc:
-            report.skipped.append(f"chunk run {key[:8]}: not readable ({str(exc)[:80]})")
-            continue
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(target)
-        report.added.append(f"chunk run {key[:8]}")
+def _skip_runs(runs: dict[str, zipfile.ZipInfo], report: ImportReport) -> None:
+    """Chunk runs stay out of the shared run cache: it is keyed by documents and chunker, not by library, so another
+    library with the same documents would be served the archive's chunks, prefixes and tags."""
+    for key in runs:
+        report.skipped.append(f"chunk run {key[:8]}: left out (runs are recomputed here, so an import changes only "
+                              "this library)")
 
 
-def _import_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, settings_root: Path,
-                     report: ImportReport) -> None:
-    if settings_path(settings_root).exists():
-        report.skipped.append("settings: this workspace has its own; kept them")
-        return
+def _read_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, report: ImportReport) -> None:
+    """The archive's settings, checked, into `report.settings`; nothing is written."""
     try:
         data = _json(zf, info)
         settings = Settings.model_validate({**data, "workspace": str(ws.root)})  # unknown fields are dropped
     except (ChunkLensError, TypeError, ValidationError):
         report.skipped.append("settings: not readable (left out)")
         return
-    save_settings(settings, settings_root)
-    report.added.append("settings")
+    report.settings = settings
+    report.skipped.append("settings: not applied (an import never changes the saved settings)")
 
 
-def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings_root: Path | None = None,
-                   limits: ZipLimits | None = None) -> ImportReport:
+def _over_limit(name: str, info: zipfile.ZipInfo, max_file_bytes: int, report: ImportReport) -> bool:
+    """A member bigger than one upload may be is left out, as the file itself would have been refused."""
+    if info.file_size <= max_file_bytes:
+        return False
+    report.skipped.append(f"{name[:80]}: {megabytes(info.file_size)}, over the {megabytes(max_file_bytes)} "
+                          "limit per file (left out)")
+    return True
+
+
+def import_archive(data: bytes, ws: Workspace, into: str | None = None, limits: ZipLimits | None = None,
+                   max_file_bytes: int = MAX_FILE_BYTES, max_archive_bytes: int = MAX_ARCHIVE_BYTES) -> ImportReport:
     """Merge a ChunkLens archive into the workspace. `into` names the library every archived library's content
-    goes to (the app passes the session's own); None keeps the archive's library ids. Settings are imported
-    only with a `settings_root` and only when none are saved there. Raises ArchiveError, before anything is
-    written, for an archive refused as a whole (unsafe names, sizes, damage, an unknown version)."""
+    goes to (the app passes the session's own); None keeps the archive's library ids. `max_file_bytes` is the
+    per-file upload limit (a setting), applied to every member. The archive's settings come back in
+    `report.settings`, never saved. Raises ArchiveError, before anything is written, for an archive refused as a
+    whole (over `max_archive_bytes`, unsafe names, sizes, damage, an unknown version)."""
+    if len(data) > max_archive_bytes:
+        raise ArchiveError(f"the archive is {megabytes(len(data))}, over the {megabytes(max_archive_bytes)} limit "
+                           "for ChunkLens archives")
     zf = open_archive(io.BytesIO(data))
     with zf:
         members = checked_members(zf, limits or ZipLimits())
@@ -328,6 +335,8 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings
                 continue
             if m is None:
                 report.skipped.append(f"{name[:80]}: not part of a ChunkLens archive (left out)")
+            elif _over_limit(name, info, max_file_bytes, report):
+                continue
             elif m["settings"]:
                 settings_info = info
             elif m["run"]:
@@ -339,9 +348,9 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings
         try:
             for lib_id, parts in libs.items():
                 _import_library(zf, parts, Library(ws.uploads, into or lib_id), ws.datasets, report)
-            _import_runs(zf, runs, ws, report)
-            if settings_info is not None and settings_root is not None:
-                _import_settings(zf, settings_info, ws, settings_root, report)
+            _skip_runs(runs, report)
+            if settings_info is not None:
+                _read_settings(zf, settings_info, ws, report)
         except ArchiveError:
             raise
         except (ChunkLensError, OSError) as exc:
