@@ -15,7 +15,8 @@ Layout, format version 1 (manifest.json says so; any other version is refused):
 
 Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt from the above on demand; the
 answer cache also holds prompts about other libraries' text), and never an API key: `Settings` has no field
-for one, and the key lives only in the environment or a browser session's memory.
+for one, and the key lives only in the environment or a browser session's memory. A password inside a server's
+base URL is dropped too (`core.urls.redact_url`).
 
 Import is a merge into one library that never overwrites: what the library already holds is kept and reported as
 skipped; only new documents, a QA set and tag edits are added. An import changes nothing outside its library: it
@@ -53,6 +54,7 @@ from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
 from core.settings import SETTINGS_FILE, Settings
 from core.uploads import megabytes
+from core.urls import redact_url
 from core.workspace import Workspace
 
 FORMAT = "chunklens-archive"
@@ -116,8 +118,14 @@ def _run_belongs(path: Path, texts: dict[str, str]) -> bool:
         return False
 
 
+#: settings that name a server: exported without any user name and password in them
+_URL_SETTINGS = ("embedder_base_url", "llm_base_url")
+
+
 def _settings_json(settings: Settings) -> str:
-    return json.dumps(settings.model_dump(mode="json", exclude={"workspace"}), indent=2)
+    data = settings.model_dump(mode="json", exclude={"workspace"})
+    data.update({k: redact_url(data[k]) for k in _URL_SETTINGS if data.get(k)})
+    return json.dumps(data, indent=2)
 
 
 def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
