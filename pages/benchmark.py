@@ -41,7 +41,8 @@ if dataset is None or not dataset.questions:
     st.stop()
 
 st.caption(f"{dataset.name}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
-specs = st.multiselect("Chunkers", DEFAULT_SPECS, default=st.session_state.get("specs", DEFAULT_SPECS))
+chosen = st.session_state.get("specs", DEFAULT_SPECS)  # Chunk & compare's choice, custom specs included
+specs = st.multiselect("Chunkers", list(dict.fromkeys(DEFAULT_SPECS + chosen)), default=chosen)
 ks_text = st.text_input("k values", "1,3,5,10")
 c1, c2, c3 = st.columns(3)
 qualify = c1.checkbox("Product-qualified questions", value=True)

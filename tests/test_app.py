@@ -263,3 +263,17 @@ def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypa
     assert "Settings problem" not in error
     at.switch_page("pages/documents.py").run()
     assert len(at.dataframe[0].value) == 7
+
+
+def test_benchmark_page_offers_the_chunkers_chosen_on_chunk_and_compare(app):
+    """A chunker with parameters picked on Chunk & compare (kept in session_state["specs"]) is not one of the
+    defaults: the Benchmark page's multiselect must offer it, not fail with StreamlitDefaultNotInOptionsError."""
+    at = load_sample(app)
+    at.switch_page("pages/chunks.py").run()
+    [extra] = [t for t in at.text_input if t.label.startswith("More chunkers")]
+    extra.input("recursive:theta=300").run()
+    assert "recursive:theta=300" in at.session_state["specs"]
+    at.switch_page("pages/benchmark.py").run()
+    assert not at.exception
+    [chunkers] = [m for m in at.multiselect if m.label == "Chunkers"]
+    assert "recursive:theta=300" in chunkers.options and "recursive:theta=300" in chunkers.value
