@@ -33,8 +33,8 @@ def render() -> None:
             except ChunkLensError as exc:
                 st.error(f"Not imported: {md_escape(str(exc))}")  # it may quote a member's name
                 return
-            st.success(f"Imported {len(report.added)} item(s)" + (": " + ", ".join(report.added[:20]) if report.added
-                                                                  else "; nothing was new"))
+            added = md_escape(", ".join(report.added[:20]))  # a QA set's name is the archive's to choose
+            st.success(f"Imported {len(report.added)} item(s)" + (f": {added}" if added else "; nothing was new"))
             if report.skipped:  # these lines may quote member names from the archive: plain text, not Markdown
                 st.info("Kept as they were or left out:")
                 st.text("\n".join(report.skipped[:50]))

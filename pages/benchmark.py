@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
+from components.html import md_escape
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.ingest.datasets import MAX_QA_BYTES
@@ -31,16 +32,16 @@ with st.expander("Use another qa-spans v1 set"):
         try:
             corpus, questions = (read_upload(f, f.name, MAX_QA_BYTES, "QA sets") for f in (corpus_file, questions_file))
             loaded = lib.load_uploaded_dataset(services.workspace.datasets, name, corpus, questions)
-            st.success(loaded.message())
+            st.success(md_escape(loaded.message()))  # it names the set's documents: the uploader chose them
             dataset = lib.dataset()
         except ChunkLensError as exc:
-            st.error(str(exc))
+            st.error(md_escape(str(exc)))
 
 if dataset is None or not dataset.questions:
     st.info("Load the sample set (Documents page) or a qa-spans v1 set above: a benchmark needs gold spans.")
     st.stop()
 
-st.caption(f"{dataset.name}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
+st.caption(f"{md_escape(dataset.name)}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
 chosen = st.session_state.get("specs", DEFAULT_SPECS)  # Chunk & compare's choice, custom specs included
 specs = st.multiselect("Chunkers", list(dict.fromkeys(DEFAULT_SPECS + chosen)), default=chosen)
 ks_text = st.text_input("k values", "1,3,5,10")
@@ -69,7 +70,7 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
             st.session_state["bench_report"] = report
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:
-            status.update(label=f"Benchmark failed: {exc}", state="error")
+            status.update(label=f"Benchmark failed: {md_escape(str(exc))}", state="error")
 
 report = st.session_state.get("bench_report")
 if not report:

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.html import md_escape
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, export_tags
 from core.pipeline import run_key
@@ -43,7 +44,7 @@ if edited is None and (saved := log.batches(key)):
         st.session_state.setdefault("edited", {})[key] = edited
         st.caption(f"{sum(len(b) for b in saved)} saved edit(s) applied.")
     except ChunkLensError as exc:
-        st.warning(f"Saved edits no longer fit this run and were not applied: {exc}")
+        st.warning(f"Saved edits no longer fit this run and were not applied: {md_escape(str(exc))}")
 current = edited or results[spec]
 chunks = current.run.chunks
 
@@ -106,7 +107,7 @@ if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
         new_result, changed = apply_cnm_edits(services, corpus, current, edits)
         show_effect(new_result, changed, edits)
     except ChunkLensError as exc:
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))  # it may quote a chunk id from an imported edit
 
 c1, c2 = st.columns(2)
 c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=1), f"{spec}-tags.json",
@@ -120,7 +121,7 @@ if uploaded is not None and c2.button("Apply imported tags"):
         new_result, changed = apply_cnm_edits(services, corpus, current, imported)
         show_effect(new_result, changed, imported)
     except ChunkLensError as exc:
-        st.error(f"Tags not imported: {exc}")
+        st.error(f"Tags not imported: {md_escape(str(exc))}")  # it quotes the file's name and content
 if edited and st.button("Discard edits"):
     st.session_state["edited"].pop(key, None)
     log.clear(key)
