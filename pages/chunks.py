@@ -50,7 +50,7 @@ if st.button("Run chunkers", type="primary", disabled=not specs):
 results = state.runs(corpus)
 for r in results.values():
     if r.error:
-        st.error(md_escape(f"{r.spec}: {r.error}"))  # the error may quote a server's reply
+        st.error(f"{md_escape(r.spec)}: {md_escape(r.error)}")  # the error may quote a server's reply
 ok = {s: r for s, r in results.items() if r.ok}
 if not ok:
     st.info("Pick chunkers and press Run.")
