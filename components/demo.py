@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
+from components.html import md_escape
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.workbench import DEFAULT_SPECS, guided_demo
@@ -29,7 +30,7 @@ def render() -> None:
             try:
                 st.session_state["demo"] = guided_demo(services, state.retrieval(), progress)
             except ChunkLensError as exc:
-                status.update(label=f"The demo stopped: {exc}", state="error")
+                status.update(label=f"The demo stopped: {md_escape(str(exc))}", state="error")
                 return
             status.update(label=f"Demo ready in {st.session_state['demo'].seconds:.1f} s", state="complete",
                           expanded=False)

@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from components import charts
-from components.html import chunk_spans_html, cnm_badges_html
+from components.html import chunk_spans_html, cnm_badges_html, md_escape
 from core.ingest.documents import Document
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.continuity import judge_run
@@ -27,7 +27,7 @@ def _curve(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start
 def _eos(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
     if not trace.get("windows"):
         return
-    st.subheader(f"{spec}: p(end of text) per window")
+    st.subheader(f"{md_escape(spec)}: p(end of text) per window")
     scored = [w for w in trace["windows"] if w["positions"]]
     if scored:
         n = st.number_input(f"Window ({len(scored)} scored)", 1, len(scored), 1, key=f"win-{spec}") - 1
@@ -40,7 +40,7 @@ def _share(value: float | None) -> str:
 
 
 def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
-    st.subheader(f"{spec}: CNM prefixes and continuity")
+    st.subheader(f"{md_escape(spec)}: CNM prefixes and continuity")
     own = [c for c in run.chunks if c.doc_id == doc.doc_id]
     judged, b = judge_run(doc, own)
     if b is not None:

@@ -15,12 +15,18 @@ Layout, format version 1 (manifest.json says so; any other version is refused):
 
 Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt from the above on demand; the
 answer cache also holds prompts about other libraries' text), and never an API key: `Settings` has no field
-for one, and the key lives only in the environment or a browser session's memory.
+for one, and the key lives only in the environment or a browser session's memory. A password inside a server's
+base URL is dropped too (`core.urls.redact_url`).
 
-Import is a merge that never overwrites: what the workspace already holds is kept and reported as skipped;
-only new documents, runs, edits and (when none are saved) settings are added. The zip is checked as a whole by
-`core.ingest.safezip` first, and every member is parsed and validated before it is written under a name this module
-builds, never under the member's own name.
+Import is a merge into one library that never overwrites: what the library already holds is kept and reported as
+skipped; only new documents, a QA set and tag edits are added. An import changes nothing outside its library: it
+never writes the server's settings (settings in the archive are parsed and returned in the report, for the caller
+to offer to its session), and it leaves the archive's chunk runs out of the workspace's shared run cache, where
+they would be served to every other library with the same documents (with prefixes and tags of the archive's
+making); the runs are recomputed from the imported documents when a chunker runs. The zip is checked as a whole by
+`core.ingest.safezip` first (and refused over MAX_ARCHIVE_BYTES), a member over the per-file upload limit is left
+out, and every member is parsed and validated before it is written under a name this module builds, never under
+the member's own name.
 """
 
 from __future__ import annotations
@@ -40,17 +46,22 @@ from pydantic import ValidationError
 
 from core.errors import ChunkLensError, DatasetError
 from core.ingest.datasets import gold_cnm, joined, questions_jsonl
-from core.ingest.documents import SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
+from core.jsonio import loads_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
-from core.settings import SETTINGS_FILE, Settings, save_settings, settings_path
-from core.storage import write_atomically
+from core.settings import SETTINGS_FILE, Settings
+from core.uploads import megabytes
+from core.urls import redact_url
 from core.workspace import Workspace
 
 FORMAT = "chunklens-archive"
 VERSION = 1
+#: the largest archive an import reads: a library of a few dozen manuals with their originals. The zip and its
+#: largest member are held in memory while it is imported, so this also bounds an import's memory.
+MAX_ARCHIVE_BYTES = 200 * 2**20
 _RUN = r"[0-9a-f]{32}"
 _LIB = r"[a-z0-9]{6,32}"
 _DOC = r"[A-Za-z0-9._-]{1,80}"
@@ -71,6 +82,8 @@ class ImportReport:
 
     added: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: the archive's settings, checked (with this workspace's path), for the caller to offer; never saved by import
+    settings: Settings | None = None
 
 
 def sample_folder() -> Path:
@@ -98,15 +111,21 @@ def _run_belongs(path: Path, texts: dict[str, str]) -> bool:
     """A cached run goes into a library's export only when every chunk is a span of that library's text, so an
     export never carries another library's words."""
     try:
-        chunks = json.loads(path.read_text(encoding="utf-8"))["chunks"]
+        chunks = loads_checked(path.read_bytes())["chunks"]
         return bool(chunks) and all(
             c["doc_id"] in texts and texts[c["doc_id"]][c["start"]:c["end"]] == c["text"] for c in chunks)
     except (OSError, ValueError, KeyError, TypeError):
         return False
 
 
+#: settings that name a server: exported without any user name and password in them
+_URL_SETTINGS = ("embedder_base_url", "llm_base_url")
+
+
 def _settings_json(settings: Settings) -> str:
-    return json.dumps(settings.model_dump(mode="json", exclude={"workspace"}), indent=2)
+    data = settings.model_dump(mode="json", exclude={"workspace"})
+    data.update({k: redact_url(data[k]) for k in _URL_SETTINGS if data.get(k)})
+    return json.dumps(data, indent=2)
 
 
 def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
@@ -161,9 +180,9 @@ def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Seq
 
 def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
     try:
-        return json.loads(read_member(zf, info).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ChunkLensError(f"{info.filename}: not valid JSON") from exc
+        return loads_checked(read_member(zf, info), info.filename[:80])
+    except ValueError as exc:  # also a member nested too deeply to parse (a RecursionError inside)
+        raise ChunkLensError(str(exc)) from None
 
 
 def _manifest(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:
@@ -265,44 +284,45 @@ def _import_questions(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.Zi
         report.added.append(f"QA set {name}: {len(ds.questions)} questions")
 
 
-def _import_runs(zf: zipfile.ZipFile, runs: dict[str, zipfile.ZipInfo], ws: Workspace, report: ImportReport) -> None:
-    for key, info in runs.items():
-        target = ws.chunk_runs / f"{key}.json"
-        if target.exists():
-            report.skipped.append(f"chunk run {key[:8]}: already here")
-            continue
-        try:
-            data = _json(zf, info)
-            if not isinstance(data.get("chunks"), list) or not isinstance(data.get("traces", {}), dict):
-                raise ChunkLensError("not a chunk run")
-        except (ChunkLensError, AttributeError) as exc:
-            report.skipped.append(f"chunk run {key[:8]}: not readable ({str(exc)[:80]})")
-            continue
-        write_atomically(target, json.dumps(data))
-        report.added.append(f"chunk run {key[:8]}")
+def _skip_runs(runs: dict[str, zipfile.ZipInfo], report: ImportReport) -> None:
+    """Chunk runs stay out of the shared run cache: it is keyed by documents and chunker, not by library, so another
+    library with the same documents would be served the archive's chunks, prefixes and tags."""
+    for key in runs:
+        report.skipped.append(f"chunk run {key[:8]}: left out (runs are recomputed here, so an import changes only "
+                              "this library)")
 
 
-def _import_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, settings_root: Path,
-                     report: ImportReport) -> None:
-    if settings_path(settings_root).exists():
-        report.skipped.append("settings: this workspace has its own; kept them")
-        return
+def _read_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, report: ImportReport) -> None:
+    """The archive's settings, checked, into `report.settings`; nothing is written."""
     try:
         data = _json(zf, info)
         settings = Settings.model_validate({**data, "workspace": str(ws.root)})  # unknown fields are dropped
     except (ChunkLensError, TypeError, ValidationError):
         report.skipped.append("settings: not readable (left out)")
         return
-    save_settings(settings, settings_root)
-    report.added.append("settings")
+    report.settings = settings
+    report.skipped.append("settings: not applied (an import never changes the saved settings)")
 
 
-def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings_root: Path | None = None,
-                   limits: ZipLimits | None = None) -> ImportReport:
+def _over_limit(name: str, info: zipfile.ZipInfo, max_file_bytes: int, report: ImportReport) -> bool:
+    """A member bigger than one upload may be is left out, as the file itself would have been refused."""
+    if info.file_size <= max_file_bytes:
+        return False
+    report.skipped.append(f"{name[:80]}: {megabytes(info.file_size)}, over the {megabytes(max_file_bytes)} "
+                          "limit per file (left out)")
+    return True
+
+
+def import_archive(data: bytes, ws: Workspace, into: str | None = None, limits: ZipLimits | None = None,
+                   max_file_bytes: int = MAX_FILE_BYTES, max_archive_bytes: int = MAX_ARCHIVE_BYTES) -> ImportReport:
     """Merge a ChunkLens archive into the workspace. `into` names the library every archived library's content
-    goes to (the app passes the session's own); None keeps the archive's library ids. Settings are imported
-    only with a `settings_root` and only when none are saved there. Raises ArchiveError, before anything is
-    written, for an archive refused as a whole (unsafe names, sizes, damage, an unknown version)."""
+    goes to (the app passes the session's own); None keeps the archive's library ids. `max_file_bytes` is the
+    per-file upload limit (a setting), applied to every member. The archive's settings come back in
+    `report.settings`, never saved. Raises ArchiveError, before anything is written, for an archive refused as a
+    whole (over `max_archive_bytes`, unsafe names, sizes, damage, an unknown version)."""
+    if len(data) > max_archive_bytes:
+        raise ArchiveError(f"the archive is {megabytes(len(data))}, over the {megabytes(max_archive_bytes)} limit "
+                           "for ChunkLens archives")
     zf = open_archive(io.BytesIO(data))
     with zf:
         members = checked_members(zf, limits or ZipLimits())
@@ -323,6 +343,8 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings
                 continue
             if m is None:
                 report.skipped.append(f"{name[:80]}: not part of a ChunkLens archive (left out)")
+            elif _over_limit(name, info, max_file_bytes, report):
+                continue
             elif m["settings"]:
                 settings_info = info
             elif m["run"]:
@@ -334,9 +356,9 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, settings
         try:
             for lib_id, parts in libs.items():
                 _import_library(zf, parts, Library(ws.uploads, into or lib_id), ws.datasets, report)
-            _import_runs(zf, runs, ws, report)
-            if settings_info is not None and settings_root is not None:
-                _import_settings(zf, settings_info, ws, settings_root, report)
+            _skip_runs(runs, report)
+            if settings_info is not None:
+                _read_settings(zf, settings_info, ws, report)
         except ArchiveError:
             raise
         except (ChunkLensError, OSError) as exc:

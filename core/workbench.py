@@ -23,9 +23,10 @@ from core.evaluation.metrics import Span
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.ingest.datasets import QADataset, Question, joined
 from core.ingest.documents import Document, join_documents
+from core.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
-from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest
+from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_tags
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.services import Services
 from core.store.retrieval import Hit, QueryTags, RetrievalSettings, Retriever
@@ -325,6 +326,33 @@ def replay_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     for batch in batches:
         result, _ = apply_cnm_edits(services, corpus, result, batch)
     return result
+
+
+#: the largest tag file an upload may be: an export holds some 200 bytes per chunk, so this is about 100 000 chunks,
+#: far more than any run the app shows
+MAX_TAGS_BYTES = 20 * 2**20
+
+
+def tag_file_edits(chunks: Sequence[Chunk], name: str, data: bytes) -> list[CnmEdit]:
+    """The edits an uploaded tag file (an `export_tags` JSON list) asks for. The file is someone else's: text that is
+    not JSON, JSON nested too deeply to parse, or entries of the wrong types are one ChunkLensError line naming it,
+    never a traceback."""
+    try:
+        rows = loads_checked(data, name)
+    except ValueError as exc:
+        raise ChunkLensError(str(exc)) from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ChunkLensError(f"{name}: a tag file is a JSON list of chunk entries (as 'Export tags' writes it)")
+    try:
+        return import_tags(chunks, rows)
+    except ChunkLensError as exc:
+        raise ChunkLensError(f"{name}: {exc}") from None
+    except ValueError as exc:  # pydantic's ValidationError: a tag whose fields have the wrong types
+        raise ChunkLensError(f"{name}: a tag is not category / nouns / model text ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [exc.__class__.__name__])[0][:120]
 
 
 def gold_overlap(chunk: Chunk, gold: Question | None) -> list[tuple[int, int]]:

@@ -11,6 +11,8 @@ from components import charts, state
 from components.html import md_escape
 from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
+from core.ingest.datasets import MAX_QA_BYTES
+from core.uploads import limit_mb, read_upload
 from core.workbench import DEFAULT_SPECS, benchmark
 
 state.through_app()
@@ -23,15 +25,16 @@ dataset = lib.dataset()
 
 with st.expander("Use another qa-spans v1 set"):
     name = st.text_input("Name", "my-set")
-    corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus")
-    questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions")
+    qa_mb = limit_mb(MAX_QA_BYTES)
+    corpus_file = st.file_uploader("corpus.jsonl", type=["jsonl"], key="bench-corpus", max_upload_size=qa_mb)
+    questions_file = st.file_uploader("questions.jsonl", type=["jsonl"], key="bench-questions", max_upload_size=qa_mb)
 
     def load_set(replace: bool):
         """The library's QA set after loading the upload; a set of the same name is replaced only once the user
         confirmed (the library raises SetExists until then)."""
         try:
-            loaded = lib.load_uploaded_dataset(name, corpus_file.getvalue(), questions_file.getvalue(),
-                                               replace=replace)
+            corpus, questions = (read_upload(f, f.name, MAX_QA_BYTES, "QA sets") for f in (corpus_file, questions_file))
+            loaded = lib.load_uploaded_dataset(name, corpus, questions, replace=replace)
         except SetExists as exc:
             st.session_state["replace_set"] = str(exc)
             st.rerun()
@@ -59,8 +62,9 @@ if dataset is None or not dataset.questions:
     st.info("Load the sample set (Documents page) or a qa-spans v1 set above: a benchmark needs gold spans.")
     st.stop()
 
-st.caption(f"{dataset.name}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
-specs = st.multiselect("Chunkers", DEFAULT_SPECS, default=st.session_state.get("specs", DEFAULT_SPECS))
+st.caption(f"{md_escape(dataset.name)}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")
+chosen = st.session_state.get("specs", DEFAULT_SPECS)  # Chunk & compare's choice, custom specs included
+specs = st.multiselect("Chunkers", list(dict.fromkeys(DEFAULT_SPECS + chosen)), default=chosen)
 ks_text = st.text_input("k values", "1,3,5,10")
 c1, c2, c3 = st.columns(3)
 qualify = c1.checkbox("Product-qualified questions", value=True)
@@ -87,7 +91,7 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
             st.session_state["bench_report"] = report
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:
-            status.update(label=f"Benchmark failed: {exc}", state="error")
+            status.update(label=f"Benchmark failed: {md_escape(str(exc))}", state="error")
 
 report = st.session_state.get("bench_report")
 if not report:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state, traces
-from components.html import chunk_spans_html
+from components.html import chunk_spans_html, md_escape
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
@@ -40,7 +40,7 @@ if st.button("Run chunkers", type="primary", disabled=not specs):
         try:
             results = run_chunkers(services, corpus, specs, progress)
         except ChunkLensError as exc:
-            status.update(label=str(exc), state="error")
+            status.update(label=md_escape(str(exc)), state="error")
             st.stop()
         state.store_runs(corpus, results)
         failed = [r for r in results.values() if r.error]
@@ -50,7 +50,7 @@ if st.button("Run chunkers", type="primary", disabled=not specs):
 results = state.runs(corpus)
 for r in results.values():
     if r.error:
-        st.error(f"{r.spec}: {r.error}")
+        st.error(f"{md_escape(r.spec)}: {md_escape(r.error)}")  # the error may quote a server's reply
 ok = {s: r for s, r in results.items() if r.ok}
 if not ok:
     st.info("Pick chunkers and press Run.")
@@ -81,7 +81,7 @@ start = st.slider("Start of the shown text (character)", 0, max(0, len(doc.text)
 shown = st.multiselect("Side by side", list(ok), default=list(ok)[:3], max_selections=4)
 for col, spec in zip(st.columns(max(1, len(shown))), shown):
     with col:
-        st.markdown(f"**{spec}**")
+        st.markdown(f"**{md_escape(spec)}**")
         own = [c for c in ok[spec].run.parents() if c.doc_id == doc_id]
         st.html(chunk_spans_html(doc.text, own, start, min(len(doc.text), start + window)))
 
@@ -89,6 +89,6 @@ first_of: dict[str, str] = {}  # run identity -> the first spec that made it (re
 for spec, r in ok.items():
     same = first_of.setdefault(r.run.identity, spec)
     if same != spec:
-        st.caption(f"{spec}: same chunks as {same} (only the retrieval differs), shown above.")
+        st.caption(md_escape(f"{spec}: same chunks as {same}") + " (only the retrieval differs), shown above.")
         continue
     traces.draw_run(spec, r.run, doc, start, window)

@@ -12,9 +12,18 @@ import streamlit as st
 from components import confirm, state
 from components.html import md_escape
 from core.errors import ChunkLensError
-from core.methods.chop.edits import CnmEdit, EditLog, export_tags, import_tags
+from core.methods.chop.edits import CnmEdit, EditLog, export_tags
 from core.pipeline import run_key
-from core.workbench import apply_cnm_edits, evaluate_result, gold_tags, replay_cnm_edits, tag_accuracy
+from core.uploads import limit_mb, read_upload
+from core.workbench import (
+    MAX_TAGS_BYTES,
+    apply_cnm_edits,
+    evaluate_result,
+    gold_tags,
+    replay_cnm_edits,
+    tag_accuracy,
+    tag_file_edits,
+)
 
 state.through_app()
 st.header("CNM inspector")
@@ -35,7 +44,7 @@ if edited is None and (saved := log.batches(key)):
         st.session_state.setdefault("edited", {})[key] = edited
         st.caption(f"{sum(len(b) for b in saved)} saved edit(s) applied.")
     except ChunkLensError as exc:
-        st.warning(f"Saved edits no longer fit this run and were not applied: {exc}")
+        st.warning(f"Saved edits no longer fit this run and were not applied: {md_escape(str(exc))}")
 for line in log.problems:  # a damaged edit log, kept aside: said now, and on every page until dismissed
     st.warning(md_escape(line))
     if line not in state.problems():
@@ -102,19 +111,21 @@ if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
         new_result, changed = apply_cnm_edits(services, corpus, current, edits)
         show_effect(new_result, changed, edits)
     except ChunkLensError as exc:
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))  # it may quote a chunk id from an imported edit
 
 c1, c2 = st.columns(2)
 c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=1), f"{spec}-tags.json",
                    "application/json")
-uploaded = c2.file_uploader("Import tags", type=["json"], key=f"import-{spec}")
+uploaded = c2.file_uploader("Import tags", type=["json"], key=f"import-{spec}",
+                            max_upload_size=limit_mb(MAX_TAGS_BYTES))
 if uploaded is not None and c2.button("Apply imported tags"):
     try:
-        imported = import_tags(chunks, json.loads(uploaded.getvalue()))
+        data = read_upload(uploaded, uploaded.name, MAX_TAGS_BYTES, "tag files")
+        imported = tag_file_edits(chunks, uploaded.name, data)
         new_result, changed = apply_cnm_edits(services, corpus, current, imported)
         show_effect(new_result, changed, imported)
-    except (ChunkLensError, ValueError) as exc:
-        st.error(f"Tags not imported: {exc}")
+    except ChunkLensError as exc:
+        st.error(f"Tags not imported: {md_escape(str(exc))}")  # it quotes the file's name and content
 if edited and confirm.confirmed("Discard edits", f"discard:{key}", "Discard every saved tag edit of this run? "
                                 "The chunks go back to the tags the backend gave; this cannot be undone.",
                                 "Yes, discard the edits"):

@@ -34,9 +34,9 @@ with right:
     if st.button("Load the sample set", type="primary",
                  help="Adds 7 manuals of similar products with 56 questions; your own documents stay"):
         try:
-            st.success(lib.load_dataset(sample_folder()).message())
+            st.success(lib.load_dataset(sample_folder()).message())  # the bundled set: our own text
         except ChunkLensError as exc:
-            st.error(str(exc))
+            st.error(md_escape(str(exc)))
     mode = st.radio("Chunk them as", ["separate documents", "one joined stream"],
                     index=1 if st.session_state.get("joined") else 0,
                     help="Joined: the papers' setting, one continuous file whose document joins are unknown to "
@@ -54,7 +54,8 @@ rows = [{"doc_id": d.doc_id, "title": d.title, "characters": len(d.text), "token
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 dataset = lib.dataset()
 if dataset is not None:
-    st.caption(f"QA set '{dataset.name}': {len(dataset.questions)} questions with gold spans over these documents.")
+    st.caption(f"QA set '{md_escape(dataset.name)}': {len(dataset.questions)} questions with gold spans over these "
+               "documents.")
 
 to_remove = st.multiselect("Remove documents", [d.doc_id for d in docs])
 if not to_remove:

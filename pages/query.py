@@ -64,7 +64,7 @@ st.plotly_chart(charts.collision_grid(grid, "Where each chunker's hits come from
                                       if gold else "Where each chunker's hits come from"),
                 width="stretch", key="collision-grid")
 chat_label = getattr(services.chat, "label", "the chat model")
-with st.expander(f"Answers from each chunker's top 3 ({chat_label})", expanded="generated" in shown):
+with st.expander(f"Answers from each chunker's top 3 ({md_escape(chat_label)})", expanded="generated" in shown):
     st.caption("The same model and prompt for every chunker, so the answers differ only by what was retrieved. "
                "Slow on a CPU with the local model; every finished answer is cached, so stopping and asking again "
                "costs nothing for those. An OpenAI-compatible server (sidebar: CNM backend) is much faster.")
@@ -84,7 +84,7 @@ with st.expander(f"Answers from each chunker's top 3 ({chat_label})", expanded="
                 shown["generated"] = answer_each(services, answers, shown["question"], gold, 3, on_answer)
                 status.update(label="Answers ready", state="complete")
             except ChunkLensError as exc:
-                status.update(label=f"Answering stopped: {exc}", state="error")
+                status.update(label=f"Answering stopped: {md_escape(str(exc))}", state="error")
             st.session_state.pop("answering", None)
     generated = shown.get("generated") or {}
     if generated:
@@ -100,9 +100,9 @@ for row_start in range(0, len(specs), 4):
     for col, spec in zip(st.columns(4), specs[row_start : row_start + 4]):
         a = answers[spec]
         with col:
-            st.markdown(f"**{spec}** · {a.seconds * 1000:.0f} ms")
+            st.markdown(f"**{md_escape(spec)}** · {a.seconds * 1000:.0f} ms")
             if a.error:
-                st.error(a.error)
+                st.error(md_escape(a.error))  # it may quote a server's reply
                 continue
             if a.query_tags:
                 st.html(f"<small>question CNM ({esc(a.query_tags.applied)}):</small> "

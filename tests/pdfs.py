@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -22,6 +23,23 @@ def make_pdf(pages: list[str]) -> bytes:
         objects.append(_stream(b"", stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     return assemble_pdf(objects)
+
+
+def make_repeating_pdf(pages: int, line: str, repeats: int) -> bytes:
+    """`pages` pages that all draw one shared, deflated content stream showing `line` on `repeats` lines: a file of
+    a few KB whose text is pages * repeats * len(line) characters (a "text bomb")."""
+    safe = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    drawing = b"BT /F1 12 Tf 72 720 Td 14 TL " + f"({safe}) ' ".encode() * repeats + b"ET"
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages))
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+            b"/Resources << /Font << /F1 4 0 R >> >> >>")
+    return assemble_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        _stream(b"/Filter /FlateDecode ", zlib.compress(drawing, 9)),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        *[page] * pages,
+    ])
 
 
 def make_scanned_pdf() -> bytes:

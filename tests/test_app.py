@@ -86,7 +86,8 @@ def test_chunk_and_compare_runs_the_chosen_chunkers(app):
     # chop:retrieval=filter shares chop's chunks: its CNM section is drawn once, the variant says so
     assert [h.value for h in at.subheader].count("chop: CNM prefixes and continuity") == 1
     assert not any("retrieval=filter: CNM" in h.value for h in at.subheader)
-    assert any(c.value.startswith("chop:retrieval=filter: same chunks as chop") for c in at.caption)
+    same = "chop\\:retrieval=filter\\: same chunks as chop"  # the specs are escaped: they are typed by the user
+    assert any(c.value.startswith(same) for c in at.caption)
     exports = {d.proto.label: d for d in at.get("download_button")}
     assert {"Export chunks (JSONL)", "Export chunks (CSV)"} <= set(exports)
     again = click(at, "Run chunkers")  # a rerun is served from the caches
@@ -271,3 +272,17 @@ def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypa
     assert "Settings problem" not in error
     at.switch_page("pages/documents.py").run()
     assert len(at.dataframe[0].value) == 7
+
+
+def test_benchmark_page_offers_the_chunkers_chosen_on_chunk_and_compare(app):
+    """A chunker with parameters picked on Chunk & compare (kept in session_state["specs"]) is not one of the
+    defaults: the Benchmark page's multiselect must offer it, not fail with StreamlitDefaultNotInOptionsError."""
+    at = load_sample(app)
+    at.switch_page("pages/chunks.py").run()
+    [extra] = [t for t in at.text_input if t.label.startswith("More chunkers")]
+    extra.input("recursive:theta=300").run()
+    assert "recursive:theta=300" in at.session_state["specs"]
+    at.switch_page("pages/benchmark.py").run()
+    assert not at.exception
+    [chunkers] = [m for m in at.multiselect if m.label == "Chunkers"]
+    assert "recursive:theta=300" in chunkers.options and "recursive:theta=300" in chunkers.value

@@ -157,3 +157,21 @@ def test_chunkers_lists_the_registry(tmp_path):
     assert proc.returncode == 0
     for name in ("naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic"):
         assert name in proc.stdout
+
+
+def test_deeply_nested_json_in_a_set_is_one_clear_line(tiny, tmp_path):
+    """A questions.jsonl line of 100 000 '[' (100 KB) overflows the JSON parser's recursion limit: that is a
+    RecursionError, not a ValueError, so it used to end the command with a traceback."""
+    (tiny / "questions.jsonl").write_text("[" * 100_000 + "\n")
+    proc = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", workspace=tmp_path / "ws")
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert "questions.jsonl:1: not valid JSON: nested too deeply" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
+
+
+def test_table_of_a_deeply_nested_file_is_one_clear_line(tmp_path):
+    bad = tmp_path / "deep.json"
+    bad.write_text("[" * 100_000)
+    proc = run_cli("table", str(bad), workspace=tmp_path)
+    assert proc.returncode == 2 and "not a bench report (not valid JSON: nested too deeply" in proc.stderr
+    assert "Traceback" not in proc.stderr

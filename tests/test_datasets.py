@@ -98,3 +98,26 @@ def test_sample_set_matches_its_manuals_and_is_big_enough():
         assert (ROOT / "sample_data" / "manuals" / f"{doc.doc_id}.md").read_text(encoding="utf-8") == doc.text
         assert len(chunker.chunk(doc).chunks) >= 20
     assert all(q.product for q in ds.questions)
+
+
+@pytest.mark.parametrize(
+    ("question", "corpus_doc", "message"),
+    [
+        ({"answer": 42}, {}, r"questions.jsonl:1: 'answer' must be a string, not a number"),
+        ({"answer": ["three", "hours"]}, {}, r"questions.jsonl:1: 'answer' must be a string, not a list"),
+        ({"product": {"name": "Cam X"}}, {}, r"questions.jsonl:1: 'product' must be a string, not an object"),
+        ({"question": 7}, {}, r"questions.jsonl:1: needs a string 'question'"),
+        ({"qid": [1]}, {}, r"questions.jsonl:1: 'qid' must be a string or a whole number, not a list"),
+        ({"references": [{"doc_id": 5, "start": 0, "end": 1}]}, {}, r"questions.jsonl:1: a reference needs doc_id \(a"),
+        ({"references": [{"doc_id": "b", "start": "19", "end": 30}]}, {}, r"questions.jsonl:1: a reference needs"),
+        ({"references": ["b:19-30"]}, {}, r"questions.jsonl:1: a reference needs"),
+        ({}, {"title": ["A"]}, r"corpus.jsonl:1: 'title' must be a string, not a list"),
+    ],
+)
+def test_fields_of_the_wrong_type_name_file_and_line(tmp_path, question, corpus_doc, message):
+    """An answer that is a number used to load, then crash the Query page that showed it; every field the app
+    reads is checked for its type when the set loads."""
+    folder = write_folder(tmp_path / "bad", [{**DOCS[0], **corpus_doc}, DOCS[1]], [{**QS[0], **question}])
+    with pytest.raises(DatasetError, match=message) as err:
+        load_dataset(folder)
+    assert "\n" not in str(err.value)

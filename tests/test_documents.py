@@ -293,3 +293,41 @@ def test_join_records_true_joins():
         assert stream.text[seg.start : seg.end] == doc.text
     with pytest.raises(DocumentError):
         join_documents([])
+
+
+# ---------------------------------------------------------------- PDFs that cost more than their size
+
+
+def test_a_pdf_whose_pages_repeat_one_stream_is_stopped_at_the_text_limit():
+    """Four pages sharing one deflated stream that shows a 100-character line 2250 times: a 2 KB file that stands
+    for 0.9 M characters. The text limit (characters per byte of file) stops it after the first page, before
+    pypdf reads the other three."""
+    from tests.pdfs import make_repeating_pdf
+
+    data = make_repeating_pdf(4, ("Clean the filter of the Breeze 200 every month. " * 3)[:100], 2250)
+    assert len(data) < 2500
+    with pytest.raises(DocumentError, match=r"bomb\.pdf: over the [\d,]+-character limit for the text of a 2 KB "
+                                            r"PDF \(reached on page 1;") as err:
+        load_bytes("bomb.pdf", data)
+    assert "\n" not in str(err.value)
+
+
+def test_a_pdf_over_the_page_limit_is_refused_before_a_page_is_read():
+    from core.ingest.documents import MAX_PDF_PAGES
+    from tests.pdfs import make_repeating_pdf
+
+    data = make_repeating_pdf(MAX_PDF_PAGES + 1, "One line.", 1)
+    with pytest.raises(DocumentError, match=rf"^long\.pdf: over the {MAX_PDF_PAGES}-page limit \(2001 pages\)$"):
+        load_bytes("long.pdf", data)
+    assert load_bytes("ok.pdf", make_repeating_pdf(3, "One line.", 1)).page_starts == [0, 11, 22]
+
+
+def test_a_pdf_that_reads_too_slowly_is_stopped_after_the_page_that_passed_the_time_limit():
+    from core.ingest.documents import PdfLimits
+    from tests.pdfs import make_repeating_pdf
+
+    data = make_repeating_pdf(4, "Rinse the filter in lukewarm water.", 200)
+    with pytest.raises(DocumentError, match=r"^slow\.pdf: over the 1e-06-second limit for reading a PDF \(stopped "
+                                            r"after page 1 of 4\)$"):
+        load_bytes("slow.pdf", data, pdf_limits=PdfLimits(seconds=1e-6))
+    assert len(load_bytes("slow.pdf", data).page_starts) == 4  # the default limit reads it

@@ -153,7 +153,7 @@ def test_chatty_answers_become_empty_tags_with_a_note(faults, tmp_path):
     assert first["cnm_error"] == "no JSON object in the answer" and first["cnm"]["category"] is None
     assert second["continuity"] is True and second["continuity_error"] == "no decision in the answer (kept as same)"
     assert result.chunks[0].prefix == ""
-    assert cached_answers(tmp_path / "a.sqlite") == 5  # real answers, however poor: kept like any other
+    assert cached_answers(tmp_path / "a.sqlite") == 0  # answers that do not parse are never cached: a rerun asks again
 
 
 def test_server_killed_mid_batch_keeps_k_answers_and_the_rerun_asks_for_the_rest(tmp_path):

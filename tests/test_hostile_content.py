@@ -110,3 +110,64 @@ def test_the_running_server_refuses_an_upload_without_the_xsrf_token(tmp_path):
         # 403s above are the XSRF check's
         status, body = _put_upload(base, {"X-Xsrftoken": "abc123", "Cookie": "_streamlit_xsrf=abc123"})
         assert status == 400 and b"session" in body.lower()
+
+
+PIXEL = "![x](http://127.0.0.1:9/x.png)"
+LINK = "[link](javascript:alert(1))"
+
+
+ESCAPED = {PIXEL: "\\!\\[x\\]\\(http\\://127\\.0\\.0\\.1\\:9/x\\.png\\)",
+           LINK: "\\[link\\]\\(javascript\\:alert\\(1\\)\\)"}
+
+
+def assert_shown_as_text(body: str, *names: str) -> None:
+    """`body` holds `names` with every Markdown character escaped: no image to fetch, no link to click."""
+    assert all(ESCAPED[n] in body for n in names) and "](" not in body
+
+
+@pytest.mark.parametrize(("doc_id", "reference", "shows"), [
+    (PIXEL, PIXEL, PIXEL),  # a doc id the library cannot store as a file name: the error names it
+    ("fan", LINK, LINK),  # a reference to a document the set lacks: the error names it
+])
+def test_doc_ids_of_an_uploaded_qa_set_cannot_inject_markdown(tmp_path, monkeypatch, doc_id, reference, shows):
+    """The Benchmark page's set upload: the set's doc ids are the uploader's to choose, and the page's lines about
+    the set quote them."""
+    import json
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/benchmark.py").run()
+    corpus = json.dumps({"doc_id": doc_id, "text": "Clean the filter monthly."}).encode()
+    questions = json.dumps({"qid": "1", "question": "How often?",
+                            "references": [{"doc_id": reference, "start": 0, "end": 5}]}).encode()
+    at.file_uploader(key="bench-corpus").set_value(("corpus.jsonl", corpus, "application/jsonl")).run()
+    at.file_uploader(key="bench-questions").set_value(("questions.jsonl", questions, "application/jsonl")).run()
+    at = click(at, "Load this set")
+    assert not at.exception and not at.success
+    [error] = at.error
+    assert_shown_as_text(error.value, shows)
+
+
+def test_a_set_name_in_an_archive_cannot_inject_markdown(tmp_path, monkeypatch):
+    """The import panel names the QA set an archive brings; the archive chose that name."""
+    import io
+    import json
+    import zipfile
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("manifest.json", json.dumps({"format": "chunklens-archive", "version": 1}))
+        zf.writestr("libraries/abcdef12/texts/fan.json", json.dumps({"doc_id": "fan", "title": "fan",
+                                                                     "text": "Clean the filter monthly."}))
+        zf.writestr("libraries/abcdef12/dataset.json", json.dumps({"name": f"{PIXEL} {LINK}"}))
+        zf.writestr("libraries/abcdef12/questions.jsonl", json.dumps(
+            {"qid": "1", "question": "How often?", "references": [{"doc_id": "fan", "start": 0, "end": 5}]}))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="archive_upload").set_value(("set.zip", buf.getvalue(), "application/zip")).run()
+    at = click(at, "Import into this library")
+    assert not at.exception and not at.error
+    [success] = at.success
+    assert "QA set" in success.value
+    assert_shown_as_text(success.value, PIXEL, LINK)

@@ -148,3 +148,55 @@ def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
     assert CANARY not in "".join(traceback.format_exception(caught.value))  # the echoed body is not chained
     [result] = services.llm.extract(["Breeze 200 fan manual"])
     assert result.failed and CANARY not in f"{result.error} {result.raw} {result!r}"
+
+
+URL_PASSWORD = f"pw-CANARY-{secrets.token_hex(6)}"
+
+
+def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_path, llm_server):
+    """`http://user:pass@host/v1`: the client keeps the credentials for its requests; labels, cache keys, reprs,
+    error lines, chunk-run identities and exported settings show the address without them."""
+    import io
+    import zipfile
+
+    from core.archive import export_archive
+    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.llm.base import ChatRequest, LLMError
+    from core.services import build_services
+    from core.settings import Settings
+    from core.workspace import Workspace
+
+    url = llm_server.replace("http://", f"http://alice:{URL_PASSWORD}@")
+    settings = Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m", llm_base_url=url,
+                        embedder="openai:nomic-embed-text", embedder_base_url=url)
+    services = build_services(settings, needs=("llm",))
+    backend = services.llm.client.backend
+    assert URL_PASSWORD in str(backend.client.base_url)  # the request's address keeps them
+    bare = llm_server.removeprefix("http://")
+    shown = {"chat key": backend.key, "chat label": backend.label, "chat repr": repr(backend),
+             "CNM label (bench reports)": services.llm.label, "CNM key": services.llm.key,
+             "embedder key": services.embedder.key,
+             "chop identity (run cache key)": make_chunker("chop", ChunkerContext(llm=services.llm)).identity}
+    assert {k: v for k, v in shown.items() if URL_PASSWORD in v or "alice" in v} == {}
+    assert bare in backend.label and bare in services.embedder.key
+    with pytest.raises(LLMError) as caught:
+        backend.chat(ChatRequest("Which model is this?"))
+    assert URL_PASSWORD not in str(caught.value) and str(caught.value).startswith(f"m via {llm_server}: HTTP 401")
+
+    ws = Workspace.open(tmp_path / "ws")
+    with zipfile.ZipFile(io.BytesIO(export_archive(ws, settings))) as zf:
+        exported = json.loads(zf.read("settings.json"))
+    assert exported["llm_base_url"] == exported["embedder_base_url"] == llm_server
+
+
+def test_a_password_in_an_unreachable_base_url_stays_out_of_the_error_line():
+    from bench.local_servers import free_port
+    from core.llm.base import ChatRequest, LLMError
+    from core.llm.openai_backend import OpenAICompatibleChat
+
+    port = free_port()
+    chat = OpenAICompatibleChat("m", base_url=f"http://bob:{URL_PASSWORD}@127.0.0.1:{port}/v1", max_retries=0,
+                                timeout=5)
+    with pytest.raises(LLMError, match=rf"check that it is running at http://127.0.0.1:{port}/v1") as caught:
+        chat.chat(ChatRequest("hello"))
+    assert URL_PASSWORD not in str(caught.value) and "bob" not in str(caught.value)

@@ -1,11 +1,13 @@
-"""Export / import of a library as one zip: a round trip into a fresh workspace keeps documents, chunk runs,
-hand edits and settings; an import merges and never overwrites; hostile archives are refused before anything
-is written. Real files throughout (the sample set, real chunkers, zipfile-built archives)."""
+"""Export / import of a library as one zip: a round trip into a fresh workspace keeps documents and hand edits,
+recomputes chunk runs and hands the settings back without saving them; an import merges into its own library
+only and never overwrites; hostile archives are refused before anything is written. Real files throughout (the
+sample set, real chunkers, zipfile-built archives)."""
 
 from __future__ import annotations
 
 import io
 import json
+import random
 import stat
 import zipfile
 
@@ -27,6 +29,11 @@ CANARY = "sk-test-CANARY-archive-4f1c9e"
 
 def files(root) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def content(chunks) -> list[tuple]:
+    """What a run is made of (spans, prefixes, tags, decisions), without the seconds each tag took."""
+    return [(c.chunk_id, c.start, c.end, c.prefix, c.meta.get("cnm"), c.meta.get("continuity")) for c in chunks]
 
 
 @pytest.fixture()
@@ -66,24 +73,25 @@ def test_round_trip_into_a_fresh_workspace(source, tmp_path, monkeypatch):
 
     fresh = Workspace.open(tmp_path / "b")
     mine = Library(fresh.uploads, new_library_id())
-    report = import_archive(data, fresh, into=mine.id, settings_root=fresh.root)
-    assert report.skipped == []
+    report = import_archive(data, fresh, into=mine.id)
+    assert [s.split(" ")[0] for s in report.skipped] == ["chunk", "chunk", "settings:"]
     assert len([a for a in report.added if a.startswith("document")]) == 8
     before, after = lib.documents(), mine.documents()
     assert [(d.doc_id, d.text, d.title, d.source) for d in after] == [(d.doc_id, d.text, d.title, d.source)
                                                                       for d in before]
     assert sorted(p.name for p in mine.originals.iterdir()) == ["notes.md"]
     assert mine.dataset() is not None and len(mine.dataset().questions) == 56  # the sample set's questions
-    assert files(fresh.chunk_runs) == files(ws.chunk_runs)
+    assert files(fresh.chunk_runs) == {}  # runs are never imported into the shared run cache
     context = ChunkerContext(llm=RuleCnm())
-    for spec, run in runs.items():  # the imported runs are the cache hits of the same chunking
+    for spec, run in runs.items():  # recomputed from the imported documents: the same chunks
         again = chunk_documents(after, make_chunker(spec, context), fresh.chunk_runs)
-        assert again.from_cache and [c.to_dict() for c in again.chunks] == [c.to_dict() for c in run.chunks]
+        assert not again.from_cache and content(again.chunks) == content(run.chunks)
     key = run_key(after, runs["chop"].identity)
     [[edit]] = EditLog(mine.edits_dir).batches(key)
     edited, changed = apply_edits(runs["chop"].chunks, [edit], RuleCnm())
     assert changed > 0 and edited[3].meta["cnm"]["model"] == "ZZ9"
-    imported = load_settings(fresh.root)
+    assert not (fresh.root / "settings.json").exists()  # handed back, never saved
+    imported = report.settings
     assert imported.model_dump(exclude={"workspace"}) == settings.model_dump(exclude={"workspace"})
     assert imported.workspace == str(fresh.root)
 
@@ -95,14 +103,14 @@ def test_import_merges_and_never_overwrites(source, tmp_path):
     save_settings(Settings(workspace=str(target.root), top_k=3), target.root)
     mine = Library(target.uploads, new_library_id())
     mine.add([("notes.md", b"# My own notes\n\nNot the archive's.")])
-    report = import_archive(data, target, into=mine.id, settings_root=target.root)
+    report = import_archive(data, target, into=mine.id)
     assert "document notes: already here with other text; this library's own was kept" in report.skipped
-    assert "settings: this workspace has its own; kept them" in report.skipped
-    assert load_settings(target.root).top_k == 3
+    assert "settings: not applied (an import never changes the saved settings)" in report.skipped
+    assert load_settings(target.root).top_k == 3 and report.settings.top_k == 7
     assert [d.text for d in mine.documents() if d.doc_id == "notes"] == ["# My own notes\n\nNot the archive's."]
     assert len(mine.documents()) == 8
     snapshot = files(target.root)
-    again = import_archive(data, target, into=mine.id, settings_root=target.root)
+    again = import_archive(data, target, into=mine.id)
     assert again.added == [] and files(target.root) == snapshot  # a second import adds nothing, changes nothing
     assert sum(s.startswith("chunk run") for s in again.skipped) == 2
 
@@ -224,7 +232,7 @@ def test_hostile_archives_are_refused_before_anything_is_written(case, tmp_path)
     Library(ws.uploads, "abcdef12").add([("mine.txt", b"My own document.")])
     before = files(tmp_path)
     with pytest.raises(ArchiveError, match=message):
-        import_archive(data, ws, settings_root=ws.root)
+        import_archive(data, ws)
     assert files(tmp_path) == before
     assert not (tmp_path / "evil.json").exists() and not (tmp_path.parent / "evil.json").exists()
 
@@ -252,19 +260,94 @@ def test_unknown_members_and_bad_records_are_left_out_and_reported(tmp_path):
         "README.txt": b"hello",
         "settings.json": json.dumps({"top_k": 9, "api_key": CANARY, "workspace": "/elsewhere"}).encode(),
     })
-    report = import_archive(data, ws, settings_root=ws.root)
-    assert report.added == ["document a", "settings"]
+    report = import_archive(data, ws)
+    assert report.added == ["document a"] and report.settings.top_k == 9
     assert "README.txt: not part of a ChunkLens archive (left out)" in report.skipped
     assert "document c: not a document record (left out)" in report.skipped
-    assert any(s.startswith("chunk run 00000000: not readable") for s in report.skipped)
+    assert "chunk run 00000000: left out (runs are recomputed here, so an import changes only this library)" \
+        in report.skipped
     assert any("not valid JSON" in s for s in report.skipped)
     lib = Library(ws.uploads, "abcdef12")
     assert [d.doc_id for d in lib.documents()] == ["a"] and list(lib.originals.iterdir()) == []
-    saved = (ws.root / "settings.json").read_text()
-    assert load_settings(ws.root).top_k == 9 and CANARY not in saved and "/elsewhere" not in saved
+    assert not (ws.root / "settings.json").exists()
+    returned = report.settings.model_dump_json()
+    assert CANARY not in returned and "/elsewhere" not in returned and report.settings.workspace == str(ws.root)
 
 
 def test_settings_have_no_place_for_a_key():
     """settings.json is key-free by construction: no field could hold a key, and one given is dropped."""
     assert not [f for f in Settings.model_fields if any(w in f for w in ("key", "token", "secret", "password"))]
     assert CANARY not in Settings.model_validate({"api_key": CANARY, "openai_api_key": CANARY}).model_dump_json()
+
+
+def test_an_import_never_changes_another_librarys_runs(source, tmp_path):
+    """Two libraries in one workspace hold the same documents; B imports an archive whose CHOP run was altered
+    (other prefixes and tags). The run cache is keyed by documents and chunker, not by library: had the import
+    written the run there, A's next chop run would be the archive's. A must get its own chunking."""
+    ws_a, lib, runs, settings = source
+    data = export_archive(ws_a, settings, [lib.id])
+    altered, forged = io.BytesIO(), 0
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(altered, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename.startswith("chunk_runs/"):
+                run = json.loads(body)
+                for c in run["chunks"]:
+                    if c.get("prefix"):
+                        c["prefix"] = "[Category: forged | Model: EVIL-1]"
+                        c["meta"]["cnm"]["model"] = "EVIL-1"
+                        forged += 1
+                body = json.dumps(run).encode()
+            dst.writestr(item, body)
+    assert forged > 0
+
+    ws = Workspace.open(tmp_path / "shared")
+    a, b = Library(ws.uploads, new_library_id()), Library(ws.uploads, new_library_id())
+    a.load_dataset(sample_folder())
+    a.add([("notes.md", "# Notes\n\nDescale the kettle monthly. Ünïcode kept.".encode())])
+    report = import_archive(altered.getvalue(), ws, into=b.id)
+    assert [d.text for d in b.documents()] == [d.text for d in a.documents()]  # B got the same documents
+    assert not any(s.startswith("chunk run") for s in report.added)
+    chop = chunk_documents(a.documents(), make_chunker("chop", ChunkerContext(llm=RuleCnm())), ws.chunk_runs)
+    assert not chop.from_cache and "EVIL-1" not in json.dumps([c.to_dict() for c in chop.chunks])
+    assert content(chop.chunks) == content(runs["chop"].chunks)
+
+
+def test_an_archive_and_its_members_are_held_to_the_upload_limits(tmp_path):
+    ws = Workspace.open(tmp_path / "ws")
+    big = random.Random(0).randbytes(600_000).hex()  # 1.2 MB that compresses 2:1: over a 1 MB per-file limit
+    data = archive({
+        "libraries/abcdef12/texts/a.json": DOC,
+        "libraries/abcdef12/texts/big.json": json.dumps({"doc_id": "big", "title": "big", "text": big}).encode(),
+        "libraries/abcdef12/originals/a.txt": big.encode(),
+    })
+    with pytest.raises(ArchiveError, match=r"the archive is 1\.\d MB, over the 1 KB limit for ChunkLens archives"):
+        import_archive(data, ws, max_archive_bytes=1024)
+    assert list(ws.uploads.iterdir()) == []
+    report = import_archive(data, ws, max_file_bytes=2**20)
+    assert report.added == ["document a"]
+    assert "libraries/abcdef12/texts/big.json: 1.1 MB, over the 1 MB limit per file (left out)" in report.skipped
+    assert "libraries/abcdef12/originals/a.txt: 1.1 MB, over the 1 MB limit per file (left out)" in report.skipped
+    assert list(Library(ws.uploads, "abcdef12").originals.iterdir()) == []
+
+
+def test_importing_through_the_app_never_writes_the_servers_settings(source, tmp_path, monkeypatch):
+    """The Documents page's import panel: the archive's settings (top_k 7, another model) are handed back, not
+    saved, so every later visitor still gets the server's own settings."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+    from tests.test_app import click
+
+    ws_a, lib, _, settings = source
+    data = export_archive(ws_a, settings, [lib.id])
+    server = tmp_path / "server"
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(server))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="archive_upload").set_value(("lib.zip", data, "application/zip")).run()
+    at = click(at, "Import into this library")
+    assert not at.exception and not at.error
+    assert at.success[0].value.startswith("Imported 10 item(s)")  # 8 documents, the sample's questions, the edits
+    assert not (server / "settings.json").exists()
+    assert at.session_state["settings"].top_k != 7 and load_settings(server).llm_model == ""

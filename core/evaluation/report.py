@@ -7,12 +7,12 @@ chosen results of several reports in one table."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkLensError
+from core.jsonio import loads_checked
 
 EXTRAS = {
     "wall s": lambda r: sum(r["seconds"].values()),
@@ -37,8 +37,8 @@ EXTRAS = {
 
 def load_reports(path: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = loads_checked(Path(path).read_bytes())
+    except (OSError, ValueError) as exc:  # ValueError: also JSON nested too deeply to parse
         raise ChunkLensError(f"{path}: not a bench report ({exc})") from exc
     reports = data if isinstance(data, list) else [data]
     if not all(isinstance(r, dict) and "results" in r and "k" in r for r in reports):
@@ -114,7 +114,7 @@ INDEX = "index.json"
 def render_results(folder: Path) -> str:
     """docs/RESULTS.md: every section of `folder/index.json`, each table made from its committed report."""
     try:
-        index = json.loads((Path(folder) / INDEX).read_text(encoding="utf-8"))
+        index = loads_checked((Path(folder) / INDEX).read_bytes())
         sections = index["sections"]
     except (OSError, ValueError, KeyError) as exc:
         raise ChunkLensError(f"{Path(folder) / INDEX}: not a results index ({exc})") from exc

@@ -12,6 +12,11 @@ from typing import Any
 from core.errors import DatasetError
 from core.evaluation.metrics import Span
 from core.ingest.documents import Document, join_documents
+from core.jsonio import loads_checked
+
+#: the largest corpus.jsonl or questions.jsonl an upload may be: over ten times the largest set we know (chroma_eval's
+#: corpus, 1.5 MB). Every line is parsed into memory, with the documents' text, before the set is checked.
+MAX_QA_BYTES = 20 * 2**20
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,9 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{n}: not valid JSON ({exc.msg})") from exc
+                    obj = loads_checked(line, f"{path}:{n}")
+                except ValueError as exc:  # also text nested too deeply to parse (a RecursionError inside)
+                    raise DatasetError(str(exc)) from None
                 if not isinstance(obj, dict):
                     raise DatasetError(f"{path}:{n}: expected a JSON object")
                 rows.append((n, obj))
@@ -76,6 +81,58 @@ def gold_cnm(value: Any, where: str) -> dict[str, str] | None:
     return gold or None
 
 
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message: 'a number', 'a list'..."""
+    if isinstance(value, bool):
+        return "true / false"
+    return {int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}.get(
+        type(value), "null")
+
+
+def _optional_text(obj: dict[str, Any], key: str, where: str) -> str | None:
+    """`obj[key]` when it is a string, None when it is missing or null; any other type is a DatasetError. A number
+    or a list kept as an answer or a title used to pass here and crash the page that showed it."""
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise DatasetError(f"{where}: '{key}' must be a string, not {_kind(value)}")
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _reference(ref: Any, where: str, docs: dict[str, Document]) -> Span:
+    """One gold reference: a string doc_id of a document in the corpus and whole-number offsets inside its text."""
+    if not isinstance(ref, dict) or not isinstance(ref.get("doc_id"), str) or not _whole(ref.get("start")) \
+            or not _whole(ref.get("end")):
+        raise DatasetError(f"{where}: a reference needs doc_id (a string), start and end (whole numbers)")
+    span = Span(ref["doc_id"], ref["start"], ref["end"])
+    doc = docs.get(span.doc_id)
+    if doc is None:
+        raise DatasetError(f"{where}: reference to unknown doc_id '{span.doc_id}'")
+    if not 0 <= span.start < span.end <= len(doc.text):
+        raise DatasetError(f"{where}: span {span.start}-{span.end} is outside '{span.doc_id}'")
+    return span
+
+
+_QUESTION_FIELDS = {"qid", "question", "answer", "references", "product"}
+
+
+def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]) -> Question:
+    """One questions.jsonl line, every field of the type the app relies on (checked here, not where it is shown)."""
+    refs_raw = obj.get("references")
+    if not isinstance(obj.get("question"), str) or not isinstance(refs_raw, list) or not refs_raw:
+        raise DatasetError(f"{where}: needs a string 'question' and a non-empty 'references' list")
+    qid = obj.get("qid", n)
+    if not isinstance(qid, str) and not _whole(qid):
+        raise DatasetError(f"{where}: 'qid' must be a string or a whole number, not {_kind(qid)}")
+    refs = tuple(_reference(r, where, docs) for r in refs_raw)
+    return Question(qid=str(qid), question=obj["question"], references=refs,
+                    answer=_optional_text(obj, "answer", where), product=_optional_text(obj, "product", where),
+                    extra={k: v for k, v in obj.items() if k not in _QUESTION_FIELDS})
+
+
 def load_dataset(folder: str | Path) -> QADataset:
     """Load and check a qa-spans v1 folder; every problem is a `DatasetError` naming file and line."""
     root = Path(folder)
@@ -89,34 +146,12 @@ def load_dataset(folder: str | Path) -> QADataset:
             raise DatasetError(f"{corpus_path}:{n}: needs string fields doc_id and text")
         if doc_id in docs:
             raise DatasetError(f"{corpus_path}:{n}: duplicate doc_id '{doc_id}'")
-        docs[doc_id] = Document(doc_id, str(obj.get("title") or doc_id), text, source=str(corpus_path),
+        docs[doc_id] = Document(doc_id, _optional_text(obj, "title", f"{corpus_path}:{n}") or doc_id, text,
+                                source=str(corpus_path),
                                 cnm=gold_cnm(obj.get("cnm"), f"{corpus_path}:{n}"))
     if not docs:
         raise DatasetError(f"{corpus_path}: no documents")
-    questions: list[Question] = []
-    for n, obj in _read_jsonl(questions_path):
-        where = f"{questions_path}:{n}"
-        refs_raw = obj.get("references")
-        if not isinstance(obj.get("question"), str) or not isinstance(refs_raw, list) or not refs_raw:
-            raise DatasetError(f"{where}: needs a string 'question' and a non-empty 'references' list")
-        refs = []
-        for ref in refs_raw:
-            try:
-                span = Span(str(ref["doc_id"]), int(ref["start"]), int(ref["end"]))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise DatasetError(f"{where}: a reference needs doc_id, start and end") from exc
-            doc = docs.get(span.doc_id)
-            if doc is None:
-                raise DatasetError(f"{where}: reference to unknown doc_id '{span.doc_id}'")
-            if not 0 <= span.start < span.end <= len(doc.text):
-                raise DatasetError(f"{where}: span {span.start}-{span.end} is outside '{span.doc_id}'")
-            refs.append(span)
-        known = {"qid", "question", "answer", "references", "product"}
-        questions.append(Question(
-            qid=str(obj.get("qid", n)), question=obj["question"], references=tuple(refs),
-            answer=obj.get("answer"), product=obj.get("product"),
-            extra={k: v for k, v in obj.items() if k not in known},
-        ))
+    questions = [_question(obj, n, f"{questions_path}:{n}", docs) for n, obj in _read_jsonl(questions_path)]
     if not questions:
         raise DatasetError(f"{questions_path}: no questions")
     return QADataset(root.name, list(docs.values()), questions, source=str(root))
@@ -127,7 +162,7 @@ def attach_gold(dataset: QADataset, path: str | Path) -> QADataset:
     corpus carries none, such as docs/gold/emanual_galaxy.json); a document the file does not name keeps its own."""
     source = Path(path)
     try:
-        tags = json.loads(source.read_text(encoding="utf-8"))["documents"]
+        tags = loads_checked(source.read_bytes())["documents"]
         assert isinstance(tags, dict)
     except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
         raise DatasetError(f"{source}: not a gold-tags file (want {{\"documents\": {{doc_id: {{...}}}}}})") from exc

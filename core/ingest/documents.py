@@ -13,6 +13,7 @@ import io
 import logging
 import re
 import threading
+import time
 import unicodedata
 import zipfile
 import zlib
@@ -45,6 +46,33 @@ _MAGIC = (
 )
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _MAX_CONTROL_SHARE = 0.05  # more control characters than this in decoded text means binary data
+
+#: What reading one PDF may cost, checked page by page so the work stops at the page that passes a limit. A PDF's
+#: pages may all draw one shared content stream, and a stream may repeat a string thousands of times: a 2 KB file
+#: can stand for a million characters and minutes of pypdf's time, so the file's size bounds nothing.
+MAX_PDF_PAGES = 2000  # the longest product manuals run to a few hundred pages; checked before any page is read
+MAX_EXTRACT_SECONDS = 120.0  # pypdf reads an ordinary page in milliseconds: 2000 real pages take well under this
+MAX_TEXT_CHARS = 20_000_000  # some 6000 dense pages; every chunker and the embedders hold the whole text in memory
+#: Text per byte of file: real PDFs give at most a few characters per byte (fonts, layout and compression overhead
+#: outweigh text that compresses 3-4:1). Far past that, pages repeat one stream; it is refused once the text is
+#: past TEXT_RATIO_FROM characters, so small files of any ratio still load.
+MAX_CHARS_PER_BYTE = 100
+TEXT_RATIO_FROM = 100_000
+
+
+@dataclass(frozen=True)
+class PdfLimits:
+    """The limits above, as one value a caller (or a test) can tighten."""
+
+    pages: int = MAX_PDF_PAGES
+    seconds: float = MAX_EXTRACT_SECONDS
+    chars: int = MAX_TEXT_CHARS
+    chars_per_byte: int = MAX_CHARS_PER_BYTE
+
+    def max_chars(self, file_bytes: int) -> int:
+        """The text limit for a file of `file_bytes`: the ratio's, never below TEXT_RATIO_FROM nor above `chars`."""
+        return min(self.chars, max(TEXT_RATIO_FROM, self.chars_per_byte * file_bytes))
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -104,7 +132,8 @@ def slugify(name: str) -> str:
     return slug or "document"
 
 
-def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int = MAX_FILE_BYTES) -> Document:
+def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int = MAX_FILE_BYTES,
+               pdf_limits: PdfLimits | None = None) -> Document:
     """Extract text from the bytes of a file called `name`.
 
     Every problem with the file is a `DocumentError` whose one-line message names the file and what is wrong;
@@ -120,7 +149,7 @@ def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int
     page_starts: list[int] = []
     outline: list[tuple[int, int, str]] = []
     if suffix == ".pdf":
-        text, page_starts, outline = _pdf_text(name, data)
+        text, page_starts, outline = _pdf_text(name, data, pdf_limits or PdfLimits())
         empty = "no text layer (a scanned PDF? run OCR on it first)"
     elif suffix == ".docx":
         text = _docx_text(name, data)
@@ -236,8 +265,10 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError,
                                                AttributeError, OverflowError)
 
 
-def _pdf_text(name: str, data: bytes) -> tuple[str, list[int], list[tuple[int, int, str]]]:
-    """Text of every page joined by blank lines, with each page's start offset and the outline (bookmarks)."""
+def _pdf_text(name: str, data: bytes,
+              limits: PdfLimits) -> tuple[str, list[int], list[tuple[int, int, str]]]:
+    """Text of every page joined by blank lines, with each page's start offset and the outline (bookmarks). Pages,
+    time and text are held to `limits` while the pages are read."""
     import pypdf
     from pypdf.errors import DependencyError, DeprecationError, PyPdfError
 
@@ -249,7 +280,7 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, list[int], list[tuple[int, i
             reader = pypdf.PdfReader(io.BytesIO(data))
             if reader.is_encrypted:
                 _decrypt(name, reader)
-            pages = [page.extract_text() or "" for page in reader.pages]
+            pages = _pages_within(name, reader, limits, len(data))
             marks = _outline(reader)
     except DocumentError:
         raise
@@ -269,6 +300,25 @@ def _pdf_text(name: str, data: bytes) -> tuple[str, list[int], list[tuple[int, i
         pos += len(page) + len(JOIN_SEPARATOR)
     outline = [(starts[page], level, title) for page, level, title in marks if 0 <= page < len(starts)]
     return JOIN_SEPARATOR.join(parts), starts, outline
+
+
+def _pages_within(name: str, reader, limits: PdfLimits, file_bytes: int) -> list[str]:
+    """Each page's text, stopping with a DocumentError at the first page that passes a limit of `limits`."""
+    if len(reader.pages) > limits.pages:
+        raise DocumentError(f"{name}: over the {limits.pages}-page limit ({len(reader.pages)} pages)")
+    max_chars, started = limits.max_chars(file_bytes), time.monotonic()
+    pages: list[str] = []
+    total = 0
+    for n, page in enumerate(reader.pages, start=1):
+        pages.append(page.extract_text() or "")
+        total += len(pages[-1])
+        if total > max_chars:
+            raise DocumentError(f"{name}: over the {max_chars:,}-character limit for the text of a {_size(file_bytes)} "
+                                f"PDF (reached on page {n}; do its pages repeat one drawing?)")
+        if time.monotonic() - started > limits.seconds:
+            raise DocumentError(f"{name}: over the {limits.seconds:g}-second limit for reading a PDF (stopped after "
+                                f"page {n} of {len(reader.pages)})")
+    return pages
 
 
 def _outline(reader) -> list[tuple[int, int, str]]:

@@ -104,10 +104,13 @@ class LLMClient:
     def label(self) -> str:
         return self.backend.label
 
-    def ask(self, request: ChatRequest) -> ChatAnswer:
+    def ask(self, request: ChatRequest, accept: Callable[[str], bool] | None = None) -> ChatAnswer:
+        """The answer, from the cache when it holds one. With `accept`, only an answer it accepts is cached, and a
+        cached answer it refuses is asked again: an answer the caller cannot parse must not come back from the
+        cache as good on every rerun."""
         key = AnswerCache.key(self.backend.key, request)
         hit = self.cache.get(key) if self.cache else None
-        if hit is not None:
+        if hit is not None and (accept is None or accept(hit.text)):
             with self._lock:
                 self.stats.cached += 1
             return hit
@@ -124,13 +127,14 @@ class LLMClient:
                 self.stats.tokens_in += answer.tokens_in
                 self.stats.tokens_out += answer.tokens_out
             self.stats.seconds += answer.seconds
-        if self.cache and not answer.error:
+        if self.cache and not answer.error and (accept is None or accept(answer.text)):
             self.cache.put(key, answer)
         return answer
 
-    def ask_many(self, requests: Sequence[ChatRequest],
-                 progress: Callable[[int, int], None] | None = None) -> list[ChatAnswer]:
-        """All requests, at most `backend.max_concurrency` at a time; answers in request order."""
+    def ask_many(self, requests: Sequence[ChatRequest], progress: Callable[[int, int], None] | None = None,
+                 accept: Callable[[str], bool] | None = None) -> list[ChatAnswer]:
+        """All requests, at most `backend.max_concurrency` at a time; answers in request order (`accept` as in
+        `ask`)."""
         if not requests:
             return []
         done = 0
@@ -138,7 +142,7 @@ class LLMClient:
 
         def one(req: ChatRequest) -> ChatAnswer:
             nonlocal done
-            ans = self.ask(req)
+            ans = self.ask(req, accept)
             with lock:
                 done += 1
                 if progress:

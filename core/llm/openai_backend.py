@@ -6,7 +6,8 @@ not chat completions at all, become an `LLMError` with one line saying what fail
 client turns that into an answer with `error` set, which is never cached, so a rerun asks again. The API key
 comes from the app session or OPENAI_API_KEY; it is never logged, printed, part of a cache key, or carried in an
 error: a server's error body may quote it, so status errors are not chained and their text is redacted
-(tests/test_secrets.py).
+(tests/test_secrets.py). A password in the base URL (`http://user:pass@host/v1`) goes only to the client: key,
+label, repr and error lines show the address through `core.urls.redact_url`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.llm.base import ChatAnswer, ChatRequest, LLMError
+from core.urls import redact_url
 
 
 class OpenAICompatibleChat:
@@ -41,12 +43,12 @@ class OpenAICompatibleChat:
         self.json_mode = json_mode or ("object" if base_url is None else "object+schema")
         if self.json_mode not in ("object", "object+schema", "off"):
             raise ConfigError(f"json_mode must be object, object+schema or off, not {self.json_mode!r}")
-        where = base_url or "api.openai.com"
+        where = redact_url(base_url) if base_url else "api.openai.com"  # the client alone keeps any credentials
         self.key = f"openai:{where}:{model}"
         self.label = f"{model} via {where}"
 
     def __repr__(self) -> str:  # never show the key
-        return f"OpenAICompatibleChat(model={self.model!r}, base_url={str(self.client.base_url)!r})"
+        return f"OpenAICompatibleChat(model={self.model!r}, base_url={redact_url(str(self.client.base_url))!r})"
 
     def chat(self, request: ChatRequest) -> ChatAnswer:
         messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
@@ -92,7 +94,7 @@ def explain_openai_error(exc: Exception, client: Any, timeout_setting: str) -> s
         return f"no answer within {client.timeout:g} s ({tries}); check the server or raise the {timeout_setting}"
     if isinstance(exc, openai.APIConnectionError):
         return (f"cannot connect, or the server dropped the connection ({tries}); check that it is running "
-                f"at {client.base_url}")
+                f"at {redact_url(str(client.base_url))}")
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         if code == 429:

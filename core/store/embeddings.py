@@ -29,6 +29,7 @@ import numpy as np
 
 from core.errors import ConfigError, EmbeddingError
 from core.storage import open_cache
+from core.urls import redact_url
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 BUNDLED_MINILM_FP32 = "bundled:minilm-fp32"  # core.store.onnx_embedder: the same model and arithmetic on onnxruntime
@@ -201,8 +202,8 @@ class OpenAIEmbedder:
         self.model_name = model
         self.batch_size = batch_size
         # the address the client really uses (base_url, else OPENAI_BASE_URL, else api.openai.com), so vectors of
-        # one model name from two servers never share cache entries
-        where = str(self.client.base_url).rstrip("/").removeprefix("https://").removeprefix("http://")
+        # one model name from two servers never share cache entries; without credentials, which only the client keeps
+        where = redact_url(str(self.client.base_url)).rstrip("/").removeprefix("https://").removeprefix("http://")
         self.key = f"openai:{where}:{model}"
 
     def describe(self) -> str:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from core.jsonio import loads_checked
 from core.llm.base import ChatRequest, LLMClient, LLMStats
 
 #: part of the backend key, so cached answers and chunk runs follow it. 2: texts fenced by TEXT_START / TEXT_END;
@@ -197,20 +198,29 @@ class DecisionResult:
 _JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
+#: a tag or decision is a few hundred characters; only this much of an answer is searched for its JSON, so a server
+#: that sends megabytes of braces costs no more than a normal answer
+MAX_ANSWER_CHARS = 20_000
+
+
 def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first {...} in `text` that parses as a JSON object (models wrap JSON in fences and prose)."""
+    """The first {...} in `text` that parses as a JSON object (models wrap JSON in fences and prose). None when there
+    is none, and when the JSON is nested too deeply to parse (that raised RecursionError, a crash on every rerun)."""
+    text = (text or "")[:MAX_ANSWER_CHARS]
     try:
-        obj = json.loads(text)
+        obj = loads_checked(text)
         if isinstance(obj, dict):
             return obj
-    except (json.JSONDecodeError, TypeError):
+    except ValueError:
         pass
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"\{", text or ""):
+    for m in re.finditer(r"\{", text):
         try:
             obj, _ = decoder.raw_decode(text, m.start())
         except json.JSONDecodeError:
             continue
+        except RecursionError:  # every later brace lies inside the same too-deep value
+            return None
         if isinstance(obj, dict):
             return obj
     return None
@@ -276,7 +286,7 @@ class PromptedCnm:
                             max_tokens=self.cnm_max_tokens)
                 for t in texts]
         out = []
-        for ans in self.client.ask_many(reqs, progress):
+        for ans in self.client.ask_many(reqs, progress, accept=lambda text: parse_cnm(text)[1] is None):
             if ans.error:
                 out.append(CnmResult(CNM(), ans.text, ans.seconds, ans.error, ans.cached, failed=True))
                 continue
@@ -291,7 +301,7 @@ class PromptedCnm:
                             json_schema=CONTINUITY_SCHEMA,
                             max_tokens=self.decision_max_tokens) for a, c in pairs]
         out = []
-        for ans in self.client.ask_many(reqs, progress):
+        for ans in self.client.ask_many(reqs, progress, accept=lambda text: parse_continuity(text)[2] is None):
             if ans.error:
                 out.append(DecisionResult(True, "", ans.text, ans.seconds, ans.error, ans.cached, failed=True))
                 continue

@@ -1,0 +1,36 @@
+"""Reading JSON that someone else wrote (an upload, an archive member, a model's answer) with one short reason for
+every way it can be unreadable.
+
+`json.loads` raises three unrelated errors on bad input, and one of them is not a ValueError: text nested a few
+thousand levels deep (`[[[[...`, a few KB) exhausts the parser's recursion limit and raises RecursionError, which
+no `except ValueError` catches, so it ended as a traceback. Every reader of outside JSON goes through
+`loads_checked`, which turns all of them into a ValueError its caller wraps in its own `ChunkLensError`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+TOO_DEEP = "nested too deeply (arrays or objects inside each other thousands of levels deep)"
+
+
+def reason(exc: BaseException) -> str:
+    """Why JSON did not load, in a few words: for the errors `json.loads` and `raw_decode` raise."""
+    if isinstance(exc, RecursionError):
+        return f"not valid JSON: {TOO_DEEP}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    return f"not valid JSON ({str(exc)[:120]})"
+
+
+def loads_checked(data: str | bytes, where: str = "") -> Any:
+    """The JSON value in `data` (bytes are read as UTF-8). Raises ValueError `"<where>: <reason>"` (just the reason
+    without `where`) for text that is not JSON, not UTF-8, or nested too deeply to parse."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ValueError(f"{where}: {reason(exc)}" if where else reason(exc)) from None
