@@ -124,11 +124,11 @@ def services() -> Services | None:
     try:  # the keys themselves are never a cache label, only a digest of them
         return _services(settings().model_dump_json(exclude=_NOT_SERVICES), ring.digest_part(), ring)
     except StoreError as exc:
-        st.error(f"Vector store unavailable: {exc}. Your documents and settings are kept; chunking and questions "
-                 "work again once the store answers (reload the page).")
+        st.error(f"Vector store unavailable: {md_escape(str(exc))}. Your documents and settings are kept; chunking "
+                 "and questions work again once the store answers (reload the page).")
         return None
     except ChunkLensError as exc:
-        st.error(f"Settings problem: {exc}")
+        st.error(f"Settings problem: {md_escape(str(exc))}")
         return None
 
 

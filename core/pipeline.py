@@ -77,7 +77,7 @@ def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) 
         chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
         check_spans(chunks, docs)
         return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started, True)
-    except (ValueError, KeyError, TypeError, SpanMismatch):
+    except (ValueError, KeyError, TypeError, RecursionError, SpanMismatch):
         cache_file.unlink(missing_ok=True)  # a damaged or stale cache entry is recomputed, never trusted
         return None
 

@@ -187,6 +187,8 @@ def _read(path: Path) -> Settings:
         raise _Damaged(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
     except UnicodeDecodeError as exc:
         raise _Damaged("not UTF-8 text") from exc
+    except RecursionError:
+        raise _Damaged("not valid JSON: nested too deeply") from None
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

@@ -277,3 +277,21 @@ def test_the_app_warns_about_damaged_settings_and_documents_and_keeps_working(tm
     assert kept_settings.read_bytes() == b'{"top_k": 7, "embedder": '
     at.switch_page("pages/documents.py").run()
     assert not at.exception and list(at.dataframe[0].value["doc_id"]) == ["kettle"]
+
+
+def test_workspace_files_nested_too_deeply_are_kept_aside_not_a_traceback(tmp_path):
+    """A RecursionError is not a ValueError: the readers of the library's order, the settings and a CNM edit log
+    take text nested 100,000 deep for damaged like any other bad JSON."""
+    from core.ingest.library import Library
+    from core.methods.chop.edits import EditLog
+
+    deep = b"[" * 100_000
+    lib = Library(tmp_path / "uploads", "abcdef123456")
+    (lib.root / "order.json").write_bytes(deep)
+    assert lib.documents() == [] and "nested too deeply" in lib.problems[0]
+    settings_path(tmp_path).write_bytes(deep)
+    assert "nested too deeply" in load_settings_checked(tmp_path).problem
+    log = EditLog(tmp_path / "edits")
+    log.path("a" * 32).parent.mkdir(parents=True, exist_ok=True)
+    log.path("a" * 32).write_bytes(deep)
+    assert log.batches("a" * 32) == [] and "nested too deeply" in log.problems[0]

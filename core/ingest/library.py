@@ -116,8 +116,10 @@ def keep_aside(path: Path, now: datetime | None = None) -> Path:
     raise AssertionError("unreachable")
 
 
-def _json_reason(exc: ValueError) -> str:
+def _json_reason(exc: ValueError | RecursionError) -> str:
     """Why stored JSON does not load, in a few words."""
+    if isinstance(exc, RecursionError):
+        return "not valid JSON: nested too deeply"
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     if isinstance(exc, UnicodeDecodeError):
@@ -129,8 +131,8 @@ def _read_json(path: Path):
     """The JSON in `path`; a damaged file raises ValueError with a short reason, a missing one FileNotFoundError."""
     try:
         return json.loads(path.read_bytes().decode("utf-8"))
-    except ValueError as exc:
-        raise ValueError(_json_reason(exc)) from exc
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(_json_reason(exc)) from None
 
 
 _DOC_FIELDS = {f.name for f in fields(Document)} - {"segments"}  # fields a newer version may add are ignored
@@ -406,14 +408,14 @@ class Library:
         try:
             data = json.loads((self.root / "last_run.json").read_text(encoding="utf-8"))
             return [str(s) for s in data["specs"]], bool(data["joined"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return None
 
     def dataset_folder(self) -> Path | None:
         """The qa-spans folder this library's questions come from, if any."""
         try:
             return Path(json.loads((self.root / "dataset.json").read_text(encoding="utf-8"))["path"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return None
 
     def set_dataset_folder(self, folder: Path) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from core.chunkers.base import Chunk
 from core.errors import ChunkLensError
+from core.jsonio import loads_checked
 from core.methods.chop.chunker import prefix_text
 from core.methods.chop.cnm import CNM
 from core.storage import locked, write_atomically
@@ -120,12 +121,7 @@ _KEY_RE = re.compile(r"^[0-9a-f]{32}$")
 
 def _stored_batches(path: Path) -> list[list[CnmEdit]]:
     """The batches in an edit file; ValueError with a short reason when it is damaged."""
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError("not UTF-8 text") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
+    data = loads_checked(path.read_bytes())  # ValueError with the reason, RecursionError included
     if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
         raise ValueError("no list of batches in it")
     try:
