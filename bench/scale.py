@@ -563,6 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     from core.chunkers.base import ChunkerContext, make_chunker
     from core.ingest.datasets import load_dataset
+    from core.keys import KeyRing
     from core.store.embeddings import make_embedder
 
     dataset = load_dataset(args.data)
@@ -572,7 +573,9 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     questions = [q.text() for q in dataset.questions[:args.questions]]
     setup: dict[str, float] = {}
     t0 = time.perf_counter()
-    embedder = make_embedder(args.embedder)  # no cache_dir: no vector cache, every text is computed
+    # no cache_dir: no vector cache, every text is computed; an openai:<model> embedder gets the server's key for
+    # api.openai.com or OPENAI_BASE_URL (core.keys)
+    embedder = make_embedder(args.embedder, api_key=KeyRing.operator(()).key_for(None))
     embedder.embed(["Warm the model up."])
     setup["embedder_load"] = round(time.perf_counter() - t0, 3)
     chunker = make_chunker(args.chunker, ChunkerContext(embedder=embedder))
