@@ -268,7 +268,9 @@ def test_a_store_that_is_down_is_named_and_the_documents_stay(tmp_path, monkeypa
     at.switch_page("pages/chunks.py").run()
     assert not at.exception
     [error] = [e.value for e in at.error]
-    assert error.startswith("Vector store unavailable: cannot open chroma server 127.0.0.1:")
+    from components.html import md_escape
+
+    assert error.startswith("Vector store unavailable: " + md_escape("cannot open chroma server 127.0.0.1:"))
     assert "Settings problem" not in error
     at.switch_page("pages/documents.py").run()
     assert len(at.dataframe[0].value) == 7
