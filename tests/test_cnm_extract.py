@@ -56,7 +56,7 @@ def test_galaxy_manuals_separate():
 
 def test_galaxy_manuals_joined_beat_the_rule_backend():
     """7 of the 19 Galaxy manuals (A50, Note 9, S7 Active, S8, Tab A 8.0, Tab S6, Z Flip; 37% of the text) never name
-    their own model, so no reading of the joined text reaches the issue's 0.90 (measured 0.29, docs/METHODS.md);
+    their own model, so no reading of the joined text reaches 0.90 (measured 0.29, docs/METHODS.md);
     what holds is that the extractor finds more of them than the rule backend's lexicon (0.00 here)."""
     from core.methods.chop.rules import RuleCnm
 
