@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.errors import ConfigError
 from core.store.embeddings import BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
-from core.urls import normalize_base_url, redact_url
+from core.urls import redact_url
 from core.workspace import default_root
 
 CONFIG_FILE = "server.toml"
@@ -59,13 +59,6 @@ class ServerConfig(BaseModel):
     max_upload_mb: int = Field(default=50, ge=1, le=2048)
     #: the embedders a shared server's visitors may pick from (the first is the default)
     embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
-
-    def trusted_base_urls(self) -> frozenset[str]:
-        """The addresses the server's own API key may go to: the operator's base URLs, OPENAI_BASE_URL, and the
-        client's default (api.openai.com, written as "")."""
-        urls = {"", normalize_base_url("https://api.openai.com/v1"), normalize_base_url(self.embedder_base_url),
-                normalize_base_url(self.llm_base_url), normalize_base_url(os.environ.get("OPENAI_BASE_URL"))}
-        return frozenset(urls)
 
     def describe(self) -> dict[str, str]:
         """The settings as a visitor may see them: addresses without their credentials."""

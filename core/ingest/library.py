@@ -116,6 +116,20 @@ def keep_aside(path: Path, now: datetime | None = None) -> Path:
     raise AssertionError("unreachable")
 
 
+def keep_damaged_aside(path: Path, reason: str, consequence: str) -> tuple[bool, str | None]:
+    """`keep_aside` for a file found damaged, with the one line that tells the user: why it is damaged (`reason`),
+    what that means (`consequence`) and where it went. False when it could not be moved (the line says so); no line
+    when another session kept it aside a moment ago."""
+    try:
+        kept = keep_aside(path)
+    except FileNotFoundError:
+        return True, None
+    except OSError as exc:
+        return False, (f"{path}: damaged ({reason}); {consequence}. It could not be kept aside "
+                       f"({exc.strerror or exc.__class__.__name__}), so it is left where it is.")
+    return True, f"{path}: damaged ({reason}); {consequence}. The file is kept as {kept.name} in the same folder."
+
+
 def _json_reason(exc: ValueError | RecursionError) -> str:
     """Why stored JSON does not load, in a few words."""
     if isinstance(exc, RecursionError):
@@ -243,16 +257,10 @@ class Library:
 
     def _kept_aside(self, path: Path, reason: str, consequence: str) -> bool:
         """Keep the damaged `path` aside and note it; False (and noted so) when it could not be moved."""
-        try:
-            kept = keep_aside(path)
-        except FileNotFoundError:  # another session kept it aside a moment ago
-            return True
-        except OSError as exc:
-            self._note(f"{path}: damaged ({reason}); {consequence}. It could not be kept aside "
-                       f"({exc.strerror or exc.__class__.__name__}), so it is left where it is.")
-            return False
-        self._note(f"{path}: damaged ({reason}); {consequence}. The file is kept as {kept.name} in the same folder.")
-        return True
+        moved, line = keep_damaged_aside(path, reason, consequence)
+        if line:
+            self._note(line)
+        return moved
 
     def check(self) -> list[str]:
         """Read every stored text and the QA set now, so that damaged files are kept aside and reported at once

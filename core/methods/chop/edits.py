@@ -178,19 +178,13 @@ class EditLog:
 
     def _keep_aside(self, path: Path, reason: str) -> bool:
         """Keep the damaged `path` aside and note it; False (and noted so) when it could not be moved."""
-        from core.ingest.library import keep_aside
+        from core.ingest.library import keep_damaged_aside
 
-        consequence = "the hand edits saved for this run are not applied (redo them by hand)"
-        try:
-            kept = keep_aside(path)
-        except FileNotFoundError:  # another session kept it aside a moment ago
-            return True
-        except OSError as exc:
-            self._note(f"{path}: damaged ({reason}); {consequence}. It could not be kept aside "
-                       f"({exc.strerror or exc.__class__.__name__}), so it is left where it is.")
-            return False
-        self._note(f"{path}: damaged ({reason}); {consequence}. The file is kept as {kept.name} in the same folder.")
-        return True
+        moved, line = keep_damaged_aside(path, reason, "the hand edits saved for this run are not applied (redo them "
+                                                       "by hand)")
+        if line:
+            self._note(line)
+        return moved
 
     def append(self, key: str, spec: str, edits: Sequence[CnmEdit]) -> None:
         """Add one batch after the saved ones."""
