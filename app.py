@@ -33,8 +33,8 @@ def home() -> None:
     st.caption("Chunkers: " + ", ".join(available()))
     docs = state.library().documents()
     st.caption(f"This library holds {len(docs)} document(s). Offline defaults: all-MiniLM-L6-v2 (bundled, on "
-               "onnxruntime), embedded ChromaDB, tiktoken cl100k_base, rule-based CNM, hybrid retrieval (MiniLM + "
-               "BM25).")
+               "onnxruntime), embedded ChromaDB, tiktoken cl100k_base, CNM tags extracted from the library itself (no "
+               "model), hybrid retrieval (MiniLM + BM25).")
     demo.render()
 
 

@@ -70,18 +70,29 @@ def marked_text_html(text: str, marks: Sequence[tuple[int, int]], max_chars: int
     return "".join(out)
 
 
-def cnm_badges_html(cnm: dict | None, source: str | None = None) -> str:
-    """Category / nouns / model as small badges; inherited tags are drawn outlined, extracted ones filled."""
+def cnm_sources_text(sources: dict | None) -> str:
+    """Where each part of a tag came from, for a person checking it: "model: title · category: description"."""
+    sources = sources or {}
+    return " · ".join(f"{part}: {sources[part]}" for part in ("category", "nouns", "model") if sources.get(part))
+
+
+def cnm_badges_html(cnm: dict | None, source: str | None = None, sources: dict | None = None) -> str:
+    """Category / nouns / model as small badges; inherited tags are drawn outlined, extracted ones filled. With
+    `sources` (`meta["cnm_sources"]`) each badge says where its part came from, on hover and in small print."""
     if not cnm:
         return ""
     filled = source != "inherited"
     style = ("background:#1e40af;color:white;" if filled else "border:1px solid #1e40af;color:#1e40af;")
     parts = []
-    for label, value in (("cat", cnm.get("category")), ("nouns", ", ".join(cnm.get("nouns") or []) or None),
-                         ("model", cnm.get("model"))):
+    for label, key, value in (("cat", "category", cnm.get("category")),
+                              ("nouns", "nouns", ", ".join(cnm.get("nouns") or []) or None),
+                              ("model", "model", cnm.get("model"))):
         if value:
-            parts.append(f'<span style="{style}border-radius:6px;padding:1px 6px;margin-right:4px;font-size:0.75rem">'
-                         f'{esc(label)}: {esc(str(value))}</span>')
+            origin = (sources or {}).get(key)
+            hover = f' title="from {esc(origin)}"' if origin else ""
+            small = f' <i style="opacity:0.8">({esc(origin)})</i>' if origin else ""
+            parts.append(f'<span{hover} style="{style}border-radius:6px;padding:1px 6px;margin-right:4px;'
+                         f'font-size:0.75rem">{esc(label)}: {esc(str(value))}{small}</span>')
     if source:
         parts.append(f'<span style="font-size:0.7rem;color:#6b7280">{esc(source)}</span>')
     return "".join(parts)

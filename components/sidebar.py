@@ -17,7 +17,7 @@ from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
 from core.settings import Settings, save_choices, save_settings, visitor_choice, without_addresses
 from core.urls import redact_url
 
-_LLM_LABELS = {"rule": "rule-based (no model)", "extract": "extractor that learns the library (no model)",
+_LLM_LABELS = {"extract": "extractor that learns the library (no model)", "rule": "rule-based lexicon (no model)",
                "llamacpp": "local SmolLM2 (llama.cpp, JSON)",
                "local": "local SmolLM2 (transformers)", "openai": "OpenAI-compatible"}
 _RETRIEVAL_LABELS = {"hybrid": "hybrid: MiniLM + BM25, fused", "dense": "dense: MiniLM cosine",

@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from components import charts
-from components.html import chunk_spans_html, cnm_badges_html, md_escape
+from components.html import chunk_spans_html, cnm_badges_html, esc, md_escape
 from core.ingest.documents import Document
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.continuity import judge_run
@@ -61,8 +61,11 @@ def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, 
         if start <= c.start < start + window or c.meta.get("cnm_source") != "inherited":
             decision = c.meta.get("continuity")
             label = "start" if decision is None else ("TRUE" if decision else "FALSE")
-            st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code> '
-                    f'{cnm_badges_html(c.meta.get("cnm"), c.meta.get("cnm_source"))}</div>')
+            why = "" if decision is not False else \
+                f' <span style="font-size:0.75rem">{esc(c.meta.get("continuity_reason") or "")}</span>'
+            st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code>{why} '
+                    f'{cnm_badges_html(c.meta.get("cnm"), c.meta.get("cnm_source"), c.meta.get("cnm_sources"))}'
+                    '</div>')
 
 
 def _children(spec: str, run: ChunkRun, doc: Document) -> None:

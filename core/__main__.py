@@ -50,9 +50,9 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
                             "(vLLM, Ollama, llama.cpp, TEI); default api.openai.com")
     parser.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
                        help="texts longer than the embedder reads: truncate, or window and mean-pool")
-    parser.add_argument("--llm", choices=["rule", "extract", "local", "llamacpp", "openai"], default="rule",
-                       help="CNM backend for chop: rule-based (default, no model), extract (learns the library, no "
-                            "model), local SmolLM2 through transformers "
+    parser.add_argument("--llm", choices=["rule", "extract", "local", "llamacpp", "openai"], default="extract",
+                       help="CNM backend for chop: extract (default: learns the library, no model), rule-based (a "
+                            "fixed lexicon, no model), local SmolLM2 through transformers "
                             "or llama.cpp (in-process, JSON-constrained), or OpenAI-compatible")
     parser.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
     parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")

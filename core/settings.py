@@ -34,7 +34,7 @@ class Settings(BaseModel):
     embedder: str = BUNDLED_MINILM_FP32
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com
     long_text: Literal["truncate", "window"] = "truncate"
-    llm: Literal["rule", "extract", "local", "llamacpp", "openai"] = "rule"
+    llm: Literal["rule", "extract", "local", "llamacpp", "openai"] = "extract"
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 60.0

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from components import confirm, state
-from components.html import md_escape
+from components.html import cnm_sources_text, md_escape
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, export_tags
 from core.pipeline import run_key
@@ -64,6 +64,7 @@ rows = [{"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continu
          "category": (c.meta.get("cnm") or {}).get("category") or "",
          "nouns": ", ".join((c.meta.get("cnm") or {}).get("nouns") or []),
          "model": (c.meta.get("cnm") or {}).get("model") or "", "source": c.meta.get("cnm_source"),
+         "tag from": cnm_sources_text(c.meta.get("cnm_sources")),
          "gold model": (g or {}).get("model") or "",
          "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]} for c, g in zip(chunks, golds)]
 frame = pd.DataFrame(rows)
@@ -71,8 +72,13 @@ st.caption("Edit category, nouns or model (the whole run of continuing chunks ta
            "'continues' to flip a decision. Then apply.")
 changed_frame = st.data_editor(
     frame, hide_index=True, width="stretch", key=f"editor-{spec}",
-    disabled=["chunk", "start", "source", "gold model", "reason", "text"],
-    column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document")},
+    disabled=["chunk", "start", "source", "tag from", "gold model", "reason", "text"],
+    column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document"),
+                   "tag from": st.column_config.TextColumn("tag from", help="where each part of the tag came from: "
+                                                           "a title, a heading, the first page, a description, a "
+                                                           "distinctive token or phrase, a keyphrase"),
+                   "reason": st.column_config.TextColumn("reason", help="the signal behind the decision: a new "
+                                                         "title, a tag change, unrelated text")},
 )
 
 

@@ -14,7 +14,7 @@ from core.chunkers.base import ChunkerContext, make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
 from core.methods.chop import extract
 from core.methods.chop.accuracy import cnm_accuracy
-from core.methods.chop.extract import DOCUMENT_WORDS, ExtractCnm, stopwords
+from core.methods.chop.extract import DOCUMENT_WORDS, SECTION_WORDS, ExtractCnm, stopwords
 from core.methods.chop.rules import VARIANT_WORDS
 from core.pipeline import chunk_documents
 from core.workbench import sample_folder
@@ -76,6 +76,31 @@ def test_a_share_of_the_galaxy_text_never_names_its_model():
     assert len(silent) == 7 and share > 0.3
 
 
+# ---- real PDF manuals of kinds none of our sets holds ------------------------------------------------------
+
+DEBIAN = ROOT / "tests" / "fixtures" / "debian"
+
+
+@pytest.mark.parametrize("name", ["libtasn1.pdf", "avrdude.pdf"])
+def test_a_debian_pdf_uploaded_alone_is_tagged_with_its_own_type_and_name(name):
+    """Each PDF as a new user uploads it, alone: every chunk carries the product type its first page states and
+    the name it opens with, and the manual's chapters ("1 Introduction", "Concept Index") never cut it."""
+    from core.ingest.documents import load_file
+    from core.methods.chop.accuracy import categories_match
+    from core.methods.chop.rules import models_match
+
+    gold = json.loads((DEBIAN / "gold.json").read_text())["documents"][name]
+    doc = load_file(DEBIAN / name)
+    run = chunk_documents([doc], make_chunker("chop", ChunkerContext(llm=ExtractCnm())))
+    tags = [c.meta["cnm"] for c in run.chunks]
+    assert len(tags) > 20 and all(t["category"] and t["model"] for t in tags)
+    assert all(categories_match(gold["category"], t["category"]) for t in tags)
+    assert all(models_match(gold["model"], t["model"]) for t in tags)
+    assert run.traces[doc.doc_id]["decisions"].count(False) == 0
+    first = run.chunks[0].meta["cnm_sources"]
+    assert (first["model"], first["category"]) == ("title", "description")
+
+
 # ---- no product of our sets in what the extractor knows ------------------------------------------------------
 
 
@@ -89,7 +114,7 @@ def _our_products() -> list[str]:
 
 
 def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
-    vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(VARIANT_WORDS)
+    vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(SECTION_WORDS) | set(VARIANT_WORDS)
     source = Path(extract.__file__).read_text(encoding="utf-8")
     found = []
     for name in _our_products():
@@ -113,11 +138,10 @@ def noun_precision(method: str, sets: tuple[str, ...]) -> float:
     """Mean share of a window's (up to two) nouns that name one of its labelled phrases (all words of the shorter
     phrase in the longer one, plurals folded)."""
     windows = json.loads(FIXTURE.read_text())["windows"]
-    backend = ExtractCnm(noun_method=method)
     scores = []
     for name in sets:
         docs = load_dataset(SETS[name]()).documents
-        backend.prepare(docs)
+        backend = ExtractCnm(noun_method=method).learned(docs)
         by_id = {d.doc_id: d for d in docs}
         for w in (w for w in windows if w["set"] == name):
             pred = backend.keyphrases(by_id[w["doc_id"]].text[w["start"]:w["end"]])
@@ -162,12 +186,15 @@ def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
     docs = [Document("a", "Brandco QX9 Drill manual", "The QX9 drill. " * 20),
             Document("b", "Brandco QX9 Lite Drill manual", "The QX9 Lite drill. " * 20),
             Document("c", "Brandco RT4 Saw manual", "The RT4 saw. " * 20)]
-    b = ExtractCnm()
-    b.prepare(docs)
-    models = [r.cnm.model for r in b.extract(["How do I charge the QX9 Lite?", "Does the QX9 have a light?",
-                                               "Blade of the RT4 saw"])]
-    assert models == ["QX9 Lite", "QX9", "RT4"]
-    assert ExtractCnm().key == "extract:v1" and ExtractCnm(noun_method="yake").key == "extract:v1:nouns=yake"
+    shared = ExtractCnm()
+    b = shared.learned(docs)
+    questions = ["How do I charge the QX9 Lite?", "Does the QX9 have a light?", "Blade of the RT4 saw"]
+    assert [r.cnm.model for r in b.extract(questions)] == ["QX9 Lite", "QX9", "RT4"]
+    assert shared.library.models == []  # the backend the services share learned nothing
+    # the retrieval policy tags questions against the models a run's chunks carry, with no library at all
+    assert [r.cnm.model for r in shared.tag_queries(questions, ["RT4", "QX9", "QX9 Lite"])] == \
+        ["QX9 Lite", "QX9", "RT4"]
+    assert ExtractCnm().key == "extract:v2" and ExtractCnm(noun_method="yake").key == "extract:v2:nouns=yake"
 
 
 def test_the_app_offers_the_extractor_and_chop_carries_its_sources(tmp_path, monkeypatch):
@@ -182,3 +209,9 @@ def test_the_app_offers_the_extractor_and_chop_carries_its_sources(tmp_path, mon
     at = run_chunks(click(at, "Load the sample set"))
     chunks = at.session_state["runs"]["results"]["chop"].run.chunks
     assert all(c.meta["cnm_sources"] for c in chunks) and chunks[0].meta["cnm"]["model"]
+    # the inspector says where each tag came from, and why each FALSE decision fired
+    at.switch_page("pages/cnm_inspector.py").run()
+    assert not at.exception
+    [frame] = [f.value for f in at.dataframe if "tag from" in f.value.columns]
+    assert frame["tag from"].str.contains("model: title").all()
+    assert frame["tag from"].str.contains("nouns: keyphrase").all()

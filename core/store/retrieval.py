@@ -104,7 +104,9 @@ class RetrievalPolicy(Protocol):
     pool: int  # candidates a boost re-ranks (at least)
     store_field: str
 
-    def tag_queries(self, queries: Sequence[str]) -> list[dict[str, Any]]: ...
+    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Each question's tags; `values` are the filter values the searched chunks carry."""
+        ...
 
     def chunk_value(self, chunk: Chunk) -> str: ...
 
@@ -242,7 +244,7 @@ class Retriever:
         self.last_query_tags = []
         q_tags: list[dict[str, Any] | None] = [None] * len(queries)
         if self.policy is not None and not (self.has_children and self.settings.mode == "dense"):
-            q_tags = list(self.policy.tag_queries(list(queries)))
+            q_tags = list(self.policy.tag_queries(list(queries), self.chunk_values))
         if self.settings.mode == "dense":
             results = self._dense(vectors, q_tags, k)
         else:

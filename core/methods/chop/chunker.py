@@ -60,21 +60,24 @@ class ChopChunker(Chunker):
                 raise ConfigError(f"chop: {key} must be one of {', '.join(allowed)} (got '{value}')")
 
     def retrieval_policy(self) -> CnmPolicy | None:
-        return None if self.retrieval == "off" else CnmPolicy(self.retrieval, self.context.llm, self.boost)
+        return None if self.retrieval == "off" else CnmPolicy(self.retrieval, self._backend(), self.boost)
 
     store_metadata = staticmethod(store_metadata)
 
     def prepare(self, docs: Sequence[Document]) -> None:
-        """A backend that learns the library (`extract`) reads it once, before the first document is chunked."""
-        prepare = getattr(self.context.llm, "prepare", None)
-        if prepare is not None:
-            prepare(docs)
+        """A backend that learns the library (`extract`) reads it once, before the first document is chunked, into
+        a copy of its own for this chunker: the services' backend is shared by every session and stays as it is."""
+        learned = getattr(self.context.llm, "learned", None)
+        self._learned = learned(docs) if learned is not None else None
+
+    def _backend(self) -> Any:
+        return getattr(self, "_learned", None) or self.context.llm
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)
         if not chunks:
             return Chunking([], {"kind": "continuity", "decisions": [], "joins": doc.joins})
-        backend = self.context.llm
+        backend = self._backend()
         title = doc.title if self.use_title and not doc.segments and doc.title else None
         if hasattr(backend, "for_document"):  # a backend that reads the document around its windows
             backend = backend.for_document(doc, [(c.start, c.end) for c in chunks], title)

@@ -1,37 +1,44 @@
 """A CNM backend with no model that learns each library instead of carrying a lexicon: the `extract` backend.
 
-Before a run, `prepare(documents)` reads the whole library once: which title words are shared by most titles (a
-brand, "user manual"), which first-level headings repeat across it (sections such as "# Manual", not titles),
-and in how many parts of the library every model-like token and noun phrase occurs (for TF-IDF). The chunker
-then asks a view of one document (`for_document`) for its decisions and tags, so every tag can use the
-document's own evidence:
+Before a run, `learned(documents)` reads the whole library once and returns a backend of its own for that run
+(the backend the services share is never changed, so sessions chunking different libraries do not mix): which
+title words are shared by most titles (a brand, "user manual"), which first-level headings repeat across it
+(sections such as "# Manual", not titles), and in how many parts of the library every model-like token and noun
+phrase occurs (for TF-IDF). The chunker then asks a view of one document (`for_document`) for its decisions and
+tags, so every tag can use the document's own evidence:
 
 - model, ranked: the title line that opens the run (in a joined stream, the new document's heading right after
   the cut), the document title the chunker gives, then the run's model-like tokens (letters and digits, as
   `rules.model_candidates` finds them, variant words kept: "QX9 Lite" is not "QX9") scored by count times inverse
   document frequency over the library, with a bonus for the run's first page. A title is split into a model and
   a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
-  2021"); a title with no digit is a model only if the document writes its words capitalised in running text
-  (a name: "Lantern", "K Fold"), else it is a product type.
-- category: the words of that title after the model ("Cordless Drill"), else the run's most distinctive
-  noun phrase by TF-IDF over the library.
+  2021"); a title with no digit is a model if the document writes its words capitalised in running text (a
+  name: "Lantern", "K Fold") or opens with it (a file name "avrdude" over a first page "AVRDUDE"), else it is a
+  product type.
+- category: the words of that title after the model ("Cordless Drill"), else the product type the first lines
+  state ("A program for ...", "(ASN.1) library for ...", "..., which is a library for ..."), else the run's most
+  distinctive noun phrase by TF-IDF over the library.
 - nouns: the window's two best keyphrases (`NOUN_METHOD`: TF-IDF over noun-phrase candidates, or YAKE).
 - continuity: FALSE on a title line (a first-level heading found once in the library, a level-1 PDF outline
-  entry, a "... user manual" line or a table of contents) whose position the window is the first to be mostly
-  past; on a tag change (a model named at least twice, first named where the window owns the text, never named
-  before in the current run, while the run's own model is not named in the next LOOKAHEAD characters; not in a
-  run that a title opened); or on a similarity drop (with an embedder). TRUE otherwise. Decisions go in window
-  order: the tag change compares a window with the run it would continue. A FALSE decision carries the
-  offset of the cut in the window (`extra["cut"]`), and the chunker extracts the new tag from the text after it.
+  entry, a "... user manual" line or a table of contents; never a numbered chapter such as "1 Introduction", a
+  heading naming a part of a document such as "Concept Index", or a `#` line inside a PDF, and never within
+  COVER characters of the run's start, where a contents page follows its cover) whose position the window is
+  the first to be mostly past; on a tag change (a model named at least twice, first named where the window owns
+  the text, never named before in the current run, while the run's own model is not named in the next
+  LOOKAHEAD characters; not in a run that a title opened); or on a similarity drop (with an embedder). TRUE
+  otherwise. Decisions go in window order: the tag change compares a window with the run it would continue. A
+  FALSE decision carries the offset of the cut in the window (`extra["cut"]`), and the chunker extracts the new
+  tag from the text after it.
 
-Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, distinctive token,
-keyphrase, distinctive phrase). The only words the extractor knows are listed in docs/METHODS.md: the stop
-words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and the variant words of
-`rules.py`.
+Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, description,
+distinctive token, keyphrase, distinctive phrase). The only words the extractor knows are listed in
+docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
+parts of documents (`SECTION_WORDS`), and the variant words of `rules.py`.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import time
@@ -54,11 +61,18 @@ DOCUMENT_WORDS = frozenset((
     "operating", "owner", "owners", "owner's", "reference", "documentation", "quick", "start", "getting",
     "started", "tutorial", "datasheet", "introduction", "overview", "contents", "table",
 ))
+#: words that name a part of a document, not a whole one: a heading holding one ("Concept Index", "Appendix B")
+#: is a section, never a new document's title (see docs/METHODS.md)
+SECTION_WORDS = frozenset((
+    "index", "appendix", "glossary", "bibliography", "references", "acknowledgements", "acknowledgments",
+    "preface", "foreword", "copying", "license", "licence", "chapter", "section", "part", "errata",
+))
 TITLE_PREFIX = "Document title:"
 #: how the window's nouns are chosen: "tfidf" (TF-IDF over noun-phrase candidates) or "yake"; chosen on the
 #: hand-labelled windows of tests/fixtures/cnm_nouns.json (docs/METHODS.md gives the figures)
 NOUN_METHOD = "tfidf"
 FIRST_PAGE = 2000  # characters of a run that count as its first page
+COVER = 4000  # characters after a run's start in which a title line (a table of contents) belongs to the run
 LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
 
@@ -69,6 +83,12 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]+)*|[A-Z]{2,}")
 # a number with a unit written in lower case or mixed case ("20kHz", "40mA", "25mm", "3rd"): a value, not a model
 _VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
+# a chapter or appendix number opening a heading: "1 Introduction", "2.3 Naming", "A Copying Information"
+_NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.?|[IVX]+\.)\s+\S")
+# a product type described in words: "A program for ...", "(ASN.1) library for ...", "... is a library that ..."
+_DESCRIBED = re.compile(r"(?:^|[):,;]\s*|\b(?:is|as)\s+)(?:(?:an?|the)\s+)?"
+                        r"((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)\s+(?:for|that|which|to)\b",
+                        re.IGNORECASE | re.MULTILINE)
 _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
 
 
@@ -86,6 +106,30 @@ def _norm_line(line: str) -> str:
 def models_in(text: str) -> Counter[str]:
     """`rules.model_candidates` without values ("20kHz", "40mA")."""
     return Counter({m: n for m, n in model_candidates(text).items() if not _VALUE.match(m.split()[0])})
+
+
+def is_section(heading: str) -> bool:
+    """A heading numbered like a chapter or appendix, or naming a part of a document: never a document's title."""
+    words = {w.lower() for w in _TOKEN.findall(heading)}
+    return bool(_NUMBERED.match(heading.lstrip("# "))) or bool(words & SECTION_WORDS)
+
+
+def cover_line(text: str) -> str:
+    """The first non-empty line of a text: on a PDF's first page, usually the product's name."""
+    return next((line.strip() for line in text[:400].splitlines() if line.strip()), "")
+
+
+def described_type(text: str) -> str | None:
+    """The product type a document states in words on its first lines ("A program for ...", "... library for
+    ...") or in a sentence ("..., which is a library for ..."): the lower-case words before "for", "that",
+    "which" or "to", without stop words and document words."""
+    stop = stopwords()
+    head = "\n".join(text[:FIRST_PAGE].splitlines()[:12])
+    for m in _DESCRIBED.finditer(head):
+        words = [w for w in m.group(1).split() if w.islower() and w not in stop and w not in DOCUMENT_WORDS]
+        if words and m.group(1).split()[-1] == words[-1]:
+            return " ".join(words)
+    return None
 
 
 def _has_digit(word: str) -> bool:
@@ -143,8 +187,10 @@ def _units(documents: Sequence[Any]) -> list[str]:
 
 
 def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
-    """(offset, text) of every first-level heading: Markdown `# ...` lines and level-1 PDF outline entries."""
-    out = [(m.start(), m.group(2).strip()) for m in _HEADING.finditer(doc.text) if len(m.group(1)) == 1]
+    """(offset, text) of every first-level heading: Markdown `# ...` lines (not in a PDF, where a `#` line is a
+    shell prompt or a comment) and level-1 PDF outline entries."""
+    pdf = bool(getattr(doc, "page_starts", None))
+    out = [] if pdf else [(m.start(), m.group(2).strip()) for m in _HEADING.finditer(doc.text) if len(m.group(1)) == 1]
     out += [(off, title) for off, level, title in getattr(doc, "outline", []) or [] if level in (0, 1)]
     return sorted(out)
 
@@ -152,7 +198,7 @@ def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
 class ExtractCnm:
     """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
 
-    version = "extract:v1"
+    version = "extract:v2"
     label = "extractor (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
@@ -167,7 +213,13 @@ class ExtractCnm:
 
     # ---- the library -------------------------------------------------------------------------------------
 
-    def prepare(self, documents: Sequence[Any]) -> None:
+    def learned(self, documents: Sequence[Any]) -> ExtractCnm:
+        """A copy of this backend that knows `documents` (see `learn`); this one is left as it was."""
+        other = copy.copy(self)
+        other.learn(documents)
+        return other
+
+    def learn(self, documents: Sequence[Any]) -> None:
         """Learn the library: document frequencies, shared title words, repeated headings, known models."""
         lib = Library()
         units = _units(documents)
@@ -234,9 +286,11 @@ class ExtractCnm:
 
     def title_lines(self, doc: Any) -> list[tuple[int, str]]:
         """(offset, line) of every line that opens a document: a first-level heading found once in the library,
-        a level-1 outline entry, a "... user manual" line or a table of contents."""
+        a level-1 outline entry, a "... user manual" line or a table of contents. Never a section heading: one
+        numbered like a chapter or an appendix, or one naming a part of a document ("Concept Index")."""
         lib = self.library
-        found = {off: t for off, t in _first_level_headings(doc) if lib.heading_counts[_norm_line(t)] <= 1}
+        found = {off: t for off, t in _first_level_headings(doc)
+                 if lib.heading_counts[_norm_line(t)] <= 1 and not is_section(t)}
         for m in _MARKER.finditer(doc.text):
             found.setdefault(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.group(0).strip())
         return sorted(found.items())
@@ -300,6 +354,8 @@ class ExtractCnm:
             if not line:
                 continue
             n = self.name_of(line)
+            if n.category and not n.model and _norm_line(line) == _norm_line(cover_line(text)):
+                n = Name(n.category, None)  # a name the document opens with ("AVRDUDE"), not a product type
             if n.model and not name.model:
                 name.model, sources["model"] = n.model, source
             if n.category and not name.category:
@@ -310,6 +366,8 @@ class ExtractCnm:
                 name.model = models[0][0]
                 sources["model"] = "first page" if models[0][0] in models_in(text[:FIRST_PAGE]) \
                     else "distinctive token"
+        if not name.category and (described := described_type(text)):
+            name.category, sources["category"] = described, "description"
         if not name.category:
             phrases = self.distinctive_phrases(text, exclude=name.model or "", top=1)
             if phrases:
@@ -326,16 +384,19 @@ class ExtractCnm:
         """The title line at the start of a run (within its first 300 characters), if any."""
         head = text[:300]
         for m in _HEADING.finditer(head):
-            if len(m.group(1)) == 1 and self.library.heading_counts[_norm_line(m.group(2))] <= 1:
+            if len(m.group(1)) == 1 and self.library.heading_counts[_norm_line(m.group(2))] <= 1 and \
+                    not is_section(m.group(2)):
                 return m.group(2)
         m = _MARKER.search(head)
         return m.group(0).strip() if m and "content" not in m.group(0).lower() else None
 
-    def tag_query(self, text: str) -> tuple[CNM, dict[str, str]]:
-        """A question or a loose text: a model of the library named in it (the longest first, never one followed
-        by a variant word: "QX9 Lite" does not name the "QX9"), else its own model-like tokens."""
+    def tag_query(self, text: str, models: Sequence[str] | None = None) -> tuple[CNM, dict[str, str]]:
+        """A question or a loose text: a known model named in it (the longest first, never one followed by a
+        variant word: "QX9 Lite" does not name the "QX9"), else its own model-like tokens. The known models are
+        `models` (the run's tagged models, given by the retrieval policy), else those the library's titles name."""
         low = f" {' '.join(_TOKEN.findall(text.lower()))} "
-        for model in self.library.models:
+        known = self.library.models if models is None else sorted(set(models), key=lambda m: (-len(m), m))
+        for model in known:
             words = model.split()
             forms = [model] + [" ".join(words[i:]) for i, w in enumerate(words) if i and _has_digit(w)]
             for form in forms:
@@ -348,6 +409,16 @@ class ExtractCnm:
                     continue
                 return CNM(model=model, confidence=0.6), {"model": "library model"}
         return self.tag(text)
+
+    def tag_queries(self, queries: Sequence[str], models: Sequence[str]) -> list[CnmResult]:
+        """Questions tagged against the models a run's chunks carry (stateless: any session may ask)."""
+        out = []
+        for q in queries:
+            started = time.perf_counter()
+            cnm, sources = self.tag_query(q, models)
+            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started,
+                                 sources=sources))
+        return out
 
     # ---- the backend interface ------------------------------------------------------------------------------
 
@@ -395,6 +466,7 @@ class DocumentView:
         self.titles = backend.title_lines(doc) if doc is not None else []
         self._seen: Counter[str] = Counter()
         self._seen_to = -1  # no run started yet
+        self._run_start = 0
         self._run_name: str | None = title
 
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
@@ -422,7 +494,7 @@ class DocumentView:
         return self._seen
 
     def _new_run(self, at: int, title: str | None = None) -> None:
-        self._seen, self._seen_to = Counter(), at
+        self._seen, self._seen_to, self._run_start = Counter(), at, at
         self._run_name = self.backend.name_of(title).model if title else None
 
     def _still_named(self, at: int) -> bool:
@@ -448,6 +520,8 @@ class DocumentView:
         mid = (c[0] + c[1]) // 2
         # a title belongs to the first window that is mostly past it
         found = self._title_between((a[0] + a[1]) // 2, mid)
+        if found and found[0] - self._run_start < COVER:
+            found = None  # a document's contents page after its cover: the same document
         if found:
             off, line = found
             self._new_run(off, line)

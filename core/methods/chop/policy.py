@@ -41,8 +41,12 @@ class CnmPolicy:
     pool: int = 50
     store_field: str = STORE_FIELD
 
-    def tag_queries(self, queries: Sequence[str]) -> list[dict[str, Any]]:
-        return [r.cnm.model_dump() for r in self.backend.extract(list(queries))]
+    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Each question's CNM. A backend that can (`extract`) tags it against the models the run's chunks carry
+        (`values`), so it needs nothing learned from the library; the others read the question alone."""
+        among = getattr(self.backend, "tag_queries", None)
+        results = among(list(queries), list(values)) if among is not None else self.backend.extract(list(queries))
+        return [r.cnm.model_dump() for r in results]
 
     def chunk_value(self, chunk: Chunk) -> str:
         return chunk_cnm(chunk).get("model") or ""
