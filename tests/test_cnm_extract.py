@@ -194,6 +194,10 @@ def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
     # the retrieval policy tags questions against the models a run's chunks carry, with no library at all
     assert [r.cnm.model for r in shared.tag_queries(questions, ["RT4", "QX9", "QX9 Lite"])] == \
         ["QX9 Lite", "QX9", "RT4"]
+    # a year two models end with names neither of them; a tail only one model has names it
+    assert [r.cnm.model for r in shared.tag_queries(["Shades 2020: what is the lifetime?", "Does the QX9 drill?"],
+                                                    ["Ripples 2020", "Shades 2020", "Brandco QX9"])] == \
+        ["Shades 2020", "Brandco QX9"]
     assert ExtractCnm().key == "extract:v2" and ExtractCnm(noun_method="yake").key == "extract:v2:nouns=yake"
 
 

@@ -12,7 +12,9 @@ A chunker may bring a `RetrievalPolicy` (`Chunker.retrieval_policy`; CHOP's CNM 
 `core.methods.chop.policy`). It composes with every mode. The policy tags each question, then either
 - "filter": only chunks whose stored tag the question's tags keep are searched, on both sides (a Chroma `where`
   filter on the policy's store field and a mask over the BM25 scores; a question the policy keeps nothing for
-  is searched unfiltered), or
+  is searched unfiltered). BM25 then reads the policy's `residual_query`: the question without the words the
+  filter has matched (every chunk left names the model, so those words would only favour the chunks that
+  repeat it); or
 - "boost": a wider pool is ranked and each chunk's score is raised by `boost` times the policy's match (0 to 1).
   Dense scores are cosines; fused and BM25 scores are first min-max normalised over the pool, so the same boost
   means the same on every scale.
@@ -113,6 +115,10 @@ class RetrievalPolicy(Protocol):
     def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
         """The chunk values a filter keeps for a question with these tags ([] = search unfiltered), and what was
         applied, for the app ("filter", "none (no model)", ...)."""
+        ...
+
+    def residual_query(self, query: str, tags: dict[str, Any]) -> str:
+        """What of the question the lexical side still searches for once the filter kept chunks for these tags."""
         ...
 
     def match(self, tags: dict[str, Any], chunk: Chunk) -> float: ...
@@ -323,7 +329,8 @@ class Retriever:
         values = (self._filter_values(qt) if self.policy and self.policy.mode == "filter" and qt is not None
                   else [])
         where = self._where(values)
-        lexical = self.lexical.search(query, pool, self._mask(values) if values else None)
+        lexical_query = self.policy.residual_query(query, qt) if values and self.policy and qt else query
+        lexical = self.lexical.search(lexical_query, pool, self._mask(values) if values else None)
         if s.mode == "bm25":
             cands = [Candidate(cid, sc, lexical_rank=r, lexical_score=sc) for r, (cid, sc) in
                      enumerate(lexical, start=1)]

@@ -391,23 +391,29 @@ class ExtractCnm:
         return m.group(0).strip() if m and "content" not in m.group(0).lower() else None
 
     def tag_query(self, text: str, models: Sequence[str] | None = None) -> tuple[CNM, dict[str, str]]:
-        """A question or a loose text: a known model named in it (the longest first, never one followed by a
-        variant word: "QX9 Lite" does not name the "QX9"), else its own model-like tokens. The known models are
-        `models` (the run's tagged models, given by the retrieval policy), else those the library's titles name."""
+        """A question or a loose text: a known model named in it, else its own model-like tokens. Whole names are
+        tried first, the longest first, then a name's tail from a word with a digit ("QX9" of "Brandco QX9") when
+        no other known model ends the same way ("2020" names neither "Shades 2020" nor "Veils 2020"); never a
+        name followed by a variant word ("QX9 Lite" does not name the "QX9"). The known models are `models` (the
+        run's tagged models, given by the retrieval policy), else those the library's titles name."""
         low = f" {' '.join(_TOKEN.findall(text.lower()))} "
         known = self.library.models if models is None else sorted(set(models), key=lambda m: (-len(m), m))
-        for model in known:
-            words = model.split()
-            forms = [model] + [" ".join(words[i:]) for i, w in enumerate(words) if i and _has_digit(w)]
-            for form in forms:
-                key = " ".join(_TOKEN.findall(form.lower()))
-                at = low.find(f" {key} ")
-                if not key or at < 0:
-                    continue
-                tail = low[at + len(key) + 2:].split()
-                if tail and tail[0] in VARIANT_WORDS:
-                    continue
-                return CNM(model=model, confidence=0.6), {"model": "library model"}
+
+        def key(form: str) -> str:
+            return " ".join(_TOKEN.findall(form.lower()))
+
+        tails = [(model, key(" ".join(model.split()[i:]))) for model in known
+                 for i, w in enumerate(model.split()) if i and _has_digit(w)]
+        shared = Counter(k for _, k in tails)
+        candidates = [(model, key(model)) for model in known] + [(m, k) for m, k in tails if shared[k] == 1]
+        for model, form in candidates:
+            at = low.find(f" {form} ")
+            if not form or at < 0:
+                continue
+            tail = low[at + len(form) + 2:].split()
+            if tail and tail[0] in VARIANT_WORDS:
+                continue
+            return CNM(model=model, confidence=0.6), {"model": "library model"}
         return self.tag(text)
 
     def tag_queries(self, queries: Sequence[str], models: Sequence[str]) -> list[CnmResult]:

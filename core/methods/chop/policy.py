@@ -4,6 +4,7 @@ as the chunks, then search only the chunks of the question's model ("filter") or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,16 @@ class CnmPolicy:
         if kept:
             return kept, "filter"
         return [], "none (no model)" if not tags.get("model") else "none (no match)"
+
+    def residual_query(self, query: str, tags: dict[str, Any]) -> str:
+        """The question without the words of the model its filter has already matched: every chunk left names
+        that model, so its words would only favour the chunks that repeat the name."""
+        model = tags.get("model") or ""
+        words = {w.casefold() for w in re.findall(r"\w+", model)}
+        if not words:
+            return query
+        rest = re.sub(r"\w+", lambda m: "" if m.group().casefold() in words else m.group(), query)
+        return rest if re.search(r"\w", rest) else query
 
     def match(self, tags: dict[str, Any], chunk: Chunk) -> float:
         return cnm_match(tags, chunk_cnm(chunk))
