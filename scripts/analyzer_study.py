@@ -60,6 +60,12 @@ CHUNKER = "naive-500t"
 KS = (1, 10)
 MAX_LOSS = 0.02  # hit@1 and hit@10 a choice may lose to the best candidate on any one set
 REFERENCE = "bm25s default"
+#: evidence from outside these sets: on held-out real manuals (a product manual among near-duplicates, 642
+#: product-named questions, naive-500t, bm25s), dropping one-character tokens gained 0.15 hit@1 over t1 and
+#: dropping the stemmer about 0.02 more. Those two changes are adopted unless these sets measure a loss for
+#: them: a mean hit@1 or mean hit@10 more than NO_HARM below t1's.
+PRIOR = {"one_char": "drop", "stem": "none"}
+NO_HARM = 0.01
 
 FACTORS: dict[str, tuple[str, ...]] = {
     "one_char": ("keep", "drop"),
@@ -237,6 +243,12 @@ def _failing_counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
             for m in ("hit@1", "hit@10")}
 
 
+def rule_winner(by_mean: Sequence[str], rows: dict[str, dict[str, Any]]) -> str:
+    passing = [c for c in by_mean if not rows[c]["violations"]]
+    return passing[0] if passing else min(by_mean, key=lambda c: (max(rows[c]["worst_hit@1_loss"],
+                                                                      rows[c]["worst_hit@10_loss"]), by_mean.index(c)))
+
+
 def choose(results: dict[str, dict[str, dict[str, float]]], candidates: Sequence[str]) -> dict[str, Any]:
     """The candidate best on mean hit@1 among those within MAX_LOSS hit@1 and hit@10 of the best candidate on
     every set; without one, the candidate with the smallest worst loss, and which constraint binds where."""
@@ -264,9 +276,18 @@ def choose(results: dict[str, dict[str, dict[str, float]]], candidates: Sequence
                                              by_mean.index(c)))
         rule = (f"no candidate is within {MAX_LOSS} hit@1 and hit@10 of the best on every set: the one whose "
                 "worst loss is smallest")
+    prior = replace(T1, **PRIOR).label
+    harmless = prior in rows and all(rows[prior][f"mean_{m}"] >= rows["t1"][f"mean_{m}"] - NO_HARM
+                                     for m in ("hit@1", "hit@10"))
+    if harmless:
+        winner = prior
+        rule = (f"the held-out measurement's two gains (one-character tokens dropped, no stemmer), since on these "
+                f"sets they cost at most {NO_HARM} mean hit@1 and hit@10 against t1; the margin rule alone would "
+                f"pick `{rule_winner(by_mean, rows)}`")
     return {"winner": winner, "rule": rule, "winner_violations": rows[winner]["violations"], "best_mean": top,
             "best_mean_violations": rows[top]["violations"],
-            "max_loss": MAX_LOSS, "candidates_failing": _failing_counts(rows), "best_per_set": best, "candidates": rows}
+            "max_loss": MAX_LOSS, "no_harm": NO_HARM, "candidates_failing": _failing_counts(rows),
+            "best_per_set": best, "candidates": rows}
 
 
 def run_grid(sets: Sequence[StudySet], grid: str) -> tuple[dict[str, dict[str, dict[str, float]]],
@@ -293,6 +314,7 @@ def run_grid(sets: Sequence[StudySet], grid: str) -> tuple[dict[str, dict[str, d
         for level in levels[1:]:
             run(replace(T1, **{factor: level}))
     run(Variant(**{f: best_level(results, variants, f) for f in FACTORS}))  # measured already when one factor won
+    run(replace(T1, **PRIOR))
     return results, variants
 
 

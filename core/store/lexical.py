@@ -9,17 +9,19 @@ near-duplicate manuals apart where dense search cannot.
   are words, kept as written (no stemming), and bm25s's English stop words are dropped; runs of CJK characters
   (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a lone character stays a
   unigram), as Lucene's CJK bigram analyzer does. Model numbers survive as tokens: "SM-G973F" gives "sm" and
-  "g973f", "S10e" gives "s10e". One-character tokens are kept.
+  "g973f", "S10e" gives "s10e". One-character Latin letters and digits are dropped ("Step 1", "press B"):
+  they match nearly every chunk.
 - Why this analyzer: it was measured, not assumed (`scripts/analyzer_study.py`, docs/RETRIEVAL.md "BM25
   analyzer, chosen by measurement"). Over the same naive-500t chunks of every set (chroma_eval, covid_qa,
   emanual_galaxy, eurorack_modules, the sample set; the manual sets also with product-named questions), BM25
   with this analyzer and with t1 (the same plus Snowball English stemming) was scored against the gold spans,
   beside one-character tokens dropped, a light plural stemmer, no stop words, joined and letter/digit-split model
   numbers. No analyzer stayed within 0.02 hit@1 and hit@10 of the best on every set (on the 40- to 56-question
-  sets that is one question), so the study's rule took the smallest worst loss: t1 without its stemmer, mean hit@1 0.323
-  against 0.324, mean hit@10 0.753 against 0.740, worst loss to the best on any set 0.054 against 0.075. Joined
-  or letter/digit-split model numbers lowered mean hit@1 (0.316, 0.315), and dropping one-character tokens did
-  not raise it on these sets (0.320).
+  sets that is one question), so these sets cannot choose between them. The one large effect measured is from
+  held-out real manuals (a product manual among near-duplicates, 642 product-named questions): dropping
+  one-character tokens gained 0.15 hit@1 there, and dropping the stemmer about 0.02. Both changes are taken
+  because on our sets together they cost nothing measurable: mean hit@1 0.318 against t1's 0.324, mean hit@10
+  0.762 against 0.740.
 - Persistence: one folder per chunk run under the workspace's `lexical/`, named after the run's Chroma collection
   and the tokenizer version, written to a temporary folder of its own and renamed when complete, so an interrupted
   build is never loaded and two sessions building it at once never share a folder (the second keeps the first's).
@@ -72,9 +74,14 @@ def lexical_tokens(text: str) -> list[str]:
         if m.lastgroup == "cjk":
             run = m.group()
             out.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
-        elif (word := m.group()) not in stop:
+        elif (word := m.group()) not in stop and not (len(word) == 1 and _latin_or_digit(word)):
             out.append(word)
     return out
+
+
+def _latin_or_digit(ch: str) -> bool:
+    """A single Latin letter or digit: a unit, a list label or a model's loose part, which matches every chunk."""
+    return ch.isdigit() or ch.isascii() or unicodedata.name(ch, "").startswith("LATIN")
 
 
 def lexical_name(collection: str) -> str:
