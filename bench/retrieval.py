@@ -160,6 +160,107 @@ def _cost_lines(cold: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _hits(r: dict[str, Any]) -> str:
+    return f"{r['hit@1']:.3f} / {r['hit@10']:.3f} / {r['mrr@10']:.3f}"
+
+
+def analyzer_tables(study: dict[str, Any]) -> list[str]:
+    """The analyzer study (scripts/analyzer_study.py) as Markdown: the mean over the sets with each analyzer's worst
+    loss to the best candidate on one set, a column per set, and the choice. Printed by the study, and in
+    docs/RETRIEVAL.md."""
+    results, choice = study["results"], study["choice"]
+    sets = list(results)
+    labels = list(next(iter(results.values())))
+    winner, best = choice["winner"], choice["best_per_set"]
+
+    def name(label: str) -> str:
+        return f"**`{label}`**" if label == winner else f"`{label}`"
+
+    lines = [f"Mean over the {len(sets)} sets; a loss is how far an analyzer is behind the best analyzer on the "
+             "set where it is furthest behind (the reference row is not among them).", "",
+             "| analyzer | hit@1 | hit@10 | MRR@10 | worst hit@1 loss | worst hit@10 loss |",
+             "|---|---|---|---|---|---|"]
+    for label in labels:
+        means = [statistics.fmean(results[s][label][m] for s in sets) for m in ("hit@1", "hit@10", "mrr@10")]
+        losses = []
+        for m in ("hit@1", "hit@10"):
+            s_worst = max(sets, key=lambda s, m=m: best[s][m] - results[s][label][m])
+            losses.append(f"{best[s_worst][m] - results[s_worst][label][m]:.3f} ({s_worst})")
+        lines.append(f"| {name(label)} | " + " | ".join(f"{v:.3f}" for v in means) + " | " + " | ".join(losses)
+                     + " |")
+    lines += ["", "Each cell: hit@1 / hit@10 / MRR@10 (questions in brackets).", "",
+              "| analyzer | " + " | ".join(f"{s} ({study['sets'][s]['n_questions']})" for s in sets) + " |",
+              "|---|" + "---|" * len(sets)]
+    lines += [f"| {name(label)} | " + " | ".join(_hits(results[s][label]) for s in sets) + " |" for label in labels]
+    top = choice["best_mean"]
+
+    def behind(violations: list[dict[str, Any]]) -> str:
+        return "; ".join(f"{v['metric']} on {v['set']} by {v['loss']:.3f} (best there: "
+                         + ", ".join(f"`{lb}`" for lb in labels if lb in choice["candidates"]
+                                     and results[v["set"]][lb][v["metric"]] == best[v["set"]][v["metric"]]) + ")"
+                         for v in violations)
+
+    lines += ["", f"Chosen: `{winner}` ({choice['rule']})."]
+    if choice["winner_violations"]:
+        lines += ["", f"`{winner}` is more than {choice['max_loss']} behind on: {behind(choice['winner_violations'])}."]
+    if top != winner:
+        lines += ["", f"The best mean hit@1 is `{top}`'s, but it is more than {choice['max_loss']} behind on: "
+                  f"{behind(choice['best_mean_violations'])}."]
+    failing = choice["candidates_failing"]
+    lines += ["", f"Analyzers more than {choice['max_loss']} behind the best on some set: {failing['hit@1']} of "
+              f"{len(choice['candidates'])} on hit@1, {failing['hit@10']} on hit@10."]
+    return lines + [""]
+
+
+def _analyzer_section(study: dict[str, Any], measured_with_t1: bool) -> list[str]:
+    """docs/RETRIEVAL.md's section on the analyzer: how it was measured, the tables, what the figures can say."""
+    bm25, sets, choice = study["bm25"], study["sets"], study["choice"]
+    lines = ["## BM25 analyzer, chosen by measurement", "", "```bash", study["command"], "```", "",
+             f"Every analyzer indexes the same `{study['chunker']}` chunks (each chunk's prefix and text, as the "
+             f"lexical index reads them) with the project's BM25 (bm25s, {bm25['method']}, k1 = {bm25['k1']}, "
+             f"b = {bm25['b']}), and each question is scored against its gold spans by the bench's evaluation, so "
+             "the figures are `python -m core bench --retrieval bm25`'s. Sets: every qa-spans folder in "
+             "../shared/data and the sample set, those whose questions name a product also with product-named "
+             "questions (`--qualify-queries`).", "",
+             "All analyzers normalise (NFKC), case-fold and turn CJK runs into character bigrams. `t1` is the first "
+             "analyzer: one-character tokens kept, Snowball English stemming, bm25s's English stop words, model "
+             "numbers split at hyphens (\"SM-G973F\" gives \"sm\", \"g973f\"). Each other row changes one "
+             "factor: `one_char=drop` drops single Latin letters and digits (never CJK); `stem=none` does not "
+             "stem, `stem=light` only strips plural endings; `stop=none` keeps stop words; `models=join` adds the "
+             "joined form of a hyphenated run holding a digit (\"smg973f\"), `models=letters-digits` also splits "
+             "where letters meet digits (\"s10e\" gives \"s\", \"10\", \"e\"). The combination of each "
+             "factor's best level by mean hit@1 is a row of its own when it differs from them. `bm25s default` is "
+             "bm25s's own tokenizer (`\\b\\w\\w+\\b`, lower-cased, English stop words, no stemmer, no CJK "
+             "bigrams), shown for reference.", "",
+             f"The rule: the best mean hit@1 among the analyzers never more than {choice['max_loss']} hit@1 and "
+             f"{choice['max_loss']} hit@10 behind the best analyzer on any one set; when there is none, the "
+             "analyzer whose worst such loss is smallest. Evidence from outside these sets comes first: on "
+             "held-out real manuals (a product manual among near-duplicates, 642 product-named questions, "
+             "naive-500t, bm25s) dropping one-character tokens gained 0.15 hit@1 over t1 and dropping the stemmer "
+             "about 0.02; those two changes are taken unless these sets measure a loss for them (a mean hit@1 or "
+             f"hit@10 more than {choice.get('no_harm', 0.01)} below t1's).", ""]
+    lines += analyzer_tables(study)
+    core = study.get("core_tokenizer", {})
+    if core.get("same_tokens_as"):
+        lines += [f"`lexical_tokens` (tokenizer `{core['version']}`) gives the same tokens as "
+                  f"`{core['same_tokens_as'][0]}` on every chunk and question above.", ""]
+    steps = {name: 1 / info["n_questions"] for name, info in sets.items()}
+    rows, winner = choice["candidates"], choice["winner"]
+    lines += [f"What the figures can say: one question moves hit@1 by {min(steps.values()):.3f} on "
+              f"{min(steps, key=steps.__getitem__)} and by {max(steps.values()):.3f} on "
+              f"{max(steps, key=steps.__getitem__)}, so on the small sets the {choice['max_loss']} margin is one "
+              "question, and most differences between the analyzers are a few questions a set. "
+              f"`{winner}` against `t1`: mean hit@1 {rows[winner]['mean_hit@1']:.3f} against "
+              f"{rows['t1']['mean_hit@1']:.3f}, mean hit@10 {rows[winner]['mean_hit@10']:.3f} against "
+              f"{rows['t1']['mean_hit@10']:.3f}, worst loss "
+              f"{max(rows[winner]['worst_hit@1_loss'], rows[winner]['worst_hit@10_loss']):.3f} against "
+              f"{max(rows['t1']['worst_hit@1_loss'], rows['t1']['worst_hit@10_loss']):.3f}."]
+    if measured_with_t1:
+        lines += ["", "The bm25 and hybrid tables above were measured with `t1`; their commands measure the current "
+                  "analyzer."]
+    return lines + [""]
+
+
 def render(folder: Path) -> str:
     """docs/RETRIEVAL.md from the reports committed in `folder` (docs/results)."""
     sweep = json.loads((folder / "retrieval_sweep.json").read_text(encoding="utf-8"))
@@ -197,6 +298,10 @@ def render(folder: Path) -> str:
                   "--chunkers naive-500t,recursive,chop --retrieval hybrid --workspace EMPTY_FOLDER "
                   "--out docs/results/lexical_cost.json", "```", ""]
         lines += _cost_lines(cost)
+    if (folder / "analyzer_study.json").exists():
+        study = json.loads((folder / "analyzer_study.json").read_text(encoding="utf-8"))
+        swept = next(iter(sweep["reports"].values())).get("bm25", {}).get("retrieval", {}).get("lexical", "")
+        lines += _analyzer_section(study, "snowball" in swept)
     return "\n".join(lines) + "\n"
 
 

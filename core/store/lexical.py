@@ -5,11 +5,23 @@ pieces, while manual questions name exactly those. A lexical index over the same
 near-duplicate manuals apart where dense search cannot.
 
 - Scoring is `bm25s` (sparse-matrix BM25, Lucene's variant, k1 = 1.5, b = 0.75).
-- Tokens (`lexical_tokens`): text is NFKC-normalised and case-folded; runs of letters and digits are words,
-  English stop words are dropped and the rest stemmed with Snowball's English stemmer (PyStemmer); runs of CJK
-  characters (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a lone character
-  stays a unigram), as Lucene's CJK bigram analyzer does. Model numbers survive as tokens: "SM-G973F" gives
-  "sm" and "g973f", "S10e" gives "s10e".
+- Tokens (`lexical_tokens`, tokenizer t2): text is NFKC-normalised and case-folded; runs of letters and digits
+  are words, kept as written (no stemming), and bm25s's English stop words are dropped; runs of CJK characters
+  (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a lone character stays a
+  unigram), as Lucene's CJK bigram analyzer does. Model numbers survive as tokens: "SM-G973F" gives "sm" and
+  "g973f", "S10e" gives "s10e". One-character Latin letters and digits are dropped ("Step 1", "press B"):
+  they match nearly every chunk.
+- Why this analyzer: it was measured, not assumed (`scripts/analyzer_study.py`, docs/RETRIEVAL.md "BM25
+  analyzer, chosen by measurement"). Over the same naive-500t chunks of every set (chroma_eval, covid_qa,
+  emanual_galaxy, eurorack_modules, the sample set; the manual sets also with product-named questions), BM25
+  with this analyzer and with t1 (the same plus Snowball English stemming) was scored against the gold spans,
+  beside one-character tokens dropped, a light plural stemmer, no stop words, joined and letter/digit-split model
+  numbers. No analyzer stayed within 0.02 hit@1 and hit@10 of the best on every set (on the 40- to 56-question
+  sets that is one question), so these sets cannot choose between them. The one large effect measured is from
+  held-out real manuals (a product manual among near-duplicates, 642 product-named questions): dropping
+  one-character tokens gained 0.15 hit@1 there, and dropping the stemmer about 0.02. Both changes are taken
+  because on our sets together they cost nothing measurable: mean hit@1 0.318 against t1's 0.324, mean hit@10
+  0.762 against 0.740.
 - Persistence: one folder per chunk run under the workspace's `lexical/`, named after the run's Chroma collection
   and the tokenizer version, written to a temporary folder of its own and renamed when complete, so an interrupted
   build is never loaded and two sessions building it at once never share a folder (the second keeps the first's).
@@ -27,7 +39,7 @@ import json
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,8 +48,11 @@ import numpy as np
 from core.chunkers.base import Chunk
 from core.storage import new_folder
 
-TOKENIZER_VERSION = "t1"  # bump when `lexical_tokens` changes what it returns
+TOKENIZER_VERSION = "t2"  # bump when `lexical_tokens` changes what it returns
 MANIFEST = "chunklens.json"
+BM25_PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene"}  # bm25s.BM25's arguments for every index
+
+Analyzer = Callable[[str], list[str]]  # text -> the index's tokens
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3131-\u318e"
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
@@ -50,33 +65,23 @@ def _stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
-_stem_lock = threading.Lock()  # a PyStemmer object is not safe to share between threads
-
-
 def lexical_tokens(text: str) -> list[str]:
-    """The index's tokens for `text`: stemmed English words without stop words, CJK character bigrams."""
+    """The index's tokens for `text`: case-folded words as they are, without English stop words; CJK character
+    bigrams."""
     stop = _stopwords()
-    words: list[str] = []
-    out: list[tuple[int, str]] = []  # (position in output, token): words are stemmed in one batch below
+    out: list[str] = []
     for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold()):
         if m.lastgroup == "cjk":
             run = m.group()
-            out.extend((-1, run[i : i + 2]) for i in range(max(1, len(run) - 1)))
-        elif (word := m.group()) not in stop:
-            out.append((len(words), ""))
-            words.append(word)
-    if words:
-        with _stem_lock:
-            stems = _stemmer().stemWords(words)
-        return [tok if pos < 0 else stems[pos] for pos, tok in out]
-    return [tok for _, tok in out]
+            out.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+        elif (word := m.group()) not in stop and not (len(word) == 1 and _latin_or_digit(word)):
+            out.append(word)
+    return out
+
+
+def _latin_or_digit(ch: str) -> bool:
+    """A single Latin letter or digit: a unit, a list label or a model's loose part, which matches every chunk."""
+    return ch.isdigit() or ch.isascii() or unicodedata.name(ch, "").startswith("LATIN")
 
 
 def lexical_name(collection: str) -> str:
@@ -87,28 +92,32 @@ def lexical_name(collection: str) -> str:
 
 
 class LexicalIndex:
-    """BM25 scores of a query against every indexed chunk, in the order the chunks were indexed."""
+    """BM25 scores of a query against every indexed chunk, in the order the chunks were indexed.
 
-    def __init__(self, ids: list[str], bm25) -> None:
+    `analyzer` tokenizes chunks and queries alike: `lexical_tokens` for every index the app builds, saves and
+    loads; another one only for measuring analyzers against each other (scripts/analyzer_study.py), never saved."""
+
+    def __init__(self, ids: list[str], bm25, analyzer: Analyzer = lexical_tokens) -> None:
         self.ids = ids
         self.position = {cid: i for i, cid in enumerate(ids)}
         self._bm25 = bm25
+        self._analyzer = analyzer
 
     @classmethod
-    def build(cls, units: Sequence[Chunk]) -> LexicalIndex:
+    def build(cls, units: Sequence[Chunk], analyzer: Analyzer = lexical_tokens) -> LexicalIndex:
         if not units:
-            return cls([], None)
+            return cls([], None, analyzer)
         import bm25s
 
-        bm25 = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-        bm25.index([lexical_tokens(c.embed_text) for c in units], show_progress=False)
-        return cls([c.chunk_id for c in units], bm25)
+        bm25 = bm25s.BM25(**BM25_PARAMS)
+        bm25.index([analyzer(c.embed_text) for c in units], show_progress=False)
+        return cls([c.chunk_id for c in units], bm25, analyzer)
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every chunk for `query` (0 where no query token occurs)."""
         if self._bm25 is None:
             return np.zeros(len(self.ids), dtype=np.float32)
-        ids = self._bm25.get_tokens_ids(lexical_tokens(query))
+        ids = self._bm25.get_tokens_ids(self._analyzer(query))
         if not ids:
             return np.zeros(len(self.ids), dtype=np.float32)
         return self._bm25.get_scores_from_ids(ids)
@@ -135,6 +144,8 @@ class LexicalIndex:
         """Write the index to `folder`: built in a temporary folder of its own and renamed whole (`new_folder`), so
         a reader never sees half an index and writers building it at once never share a folder. When another
         writer put the same index there first, theirs stays and this copy is dropped."""
+        if self._analyzer is not lexical_tokens:  # the folder's name promises TOKENIZER_VERSION's tokens
+            raise ValueError("only an index of lexical_tokens is saved")
         with new_folder(folder, keep_existing=self._saved_in) as tmp:
             self._bm25.save(str(tmp), show_progress=False)
             (tmp / MANIFEST).write_text(json.dumps({"ids": self.ids, "tokenizer": TOKENIZER_VERSION}),

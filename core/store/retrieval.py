@@ -36,7 +36,7 @@ from core.chunkers.base import Chunk
 from core.errors import ConfigError
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore
-from core.store.lexical import LexicalIndex
+from core.store.lexical import TOKENIZER_VERSION, LexicalIndex
 
 MODES = ("dense", "bm25", "hybrid")
 FUSIONS = ("rrf", "weighted")
@@ -78,7 +78,8 @@ class RetrievalSettings:
         elif self.mode == "bm25":
             out["pool"] = self.pool
         if self.uses_lexical:
-            out["lexical"] = "bm25s lucene k1=1.5 b=0.75; snowball english, CJK character bigrams"
+            out["lexical"] = (f"bm25s lucene k1=1.5 b=0.75; tokenizer {TOKENIZER_VERSION}: English stop words, "
+                              "no stemming, CJK character bigrams")
         return out
 
 
