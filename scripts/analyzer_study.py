@@ -1,7 +1,7 @@
 """Which BM25 analyzer: measured on every question-answering set we have, not chosen on one.
 
 Usage: .venv/bin/python scripts/analyzer_study.py [--grid factors|full] [--shared ../shared/data]
-                                                  [--out docs/results/analyzer_study.json]
+                                                  [--chunkers naive-500t,...] [--out docs/results/analyzer_study.json]
 
 Why: the analyzer decides which words a question and a chunk share, so it moves BM25 (and the hybrid default,
 whose lexical side weighs 0.9) more than most other settings, and it was first picked on a few of our own sets.
@@ -25,6 +25,14 @@ changes one factor of `t1` at a time and adds the combination of each factor's b
 `--grid full` measures all 36 combinations (about 4 minutes on two cores, against 1). bm25s's own tokenizer
 (`bm25s.tokenize`: `\\b\\w\\w+\\b`, lower-cased, English stop words, no stemmer, no CJK bigrams) is a reference row,
 not a candidate.
+
+Chunkers: `naive-500t` alone by default (docs/results/analyzer_study.json). `--chunkers a,b,...` measures every
+analyzer on each chunker's chunks of the same sets (a chunker that needs an embedder, such as `semantic`, gets the
+app's default services, and its chunk runs are cached in the workspace as the bench caches them), since how much a
+stemmer or a dropped token matters depends on how many words a chunk has. With more than one chunker the JSON holds
+one study per chunker (every analyzer measured on all of them) and `across`: each analyzer's mean over the chunkers
+and sets, its mean per chunker, its worst loss against `t1` on one chunker's set, and the choice made by the same
+rule over every (chunker, set) pair.
 
 Choice: the candidate with the best mean hit@1 over the sets among those never more than 0.02 hit@1 and 0.02
 hit@10 behind the best candidate on any one set; when none is, the one whose worst such loss is smallest (and the
@@ -56,7 +64,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from core.store.lexical import _CJK  # noqa: E402  (the CJK ranges lexical_tokens uses, so bigrams stay the same)
 
-CHUNKER = "naive-500t"
+CHUNKER = "naive-500t"  # the default chunker, the one docs/results/analyzer_study.json was measured on
 KS = (1, 10)
 MAX_LOSS = 0.02  # hit@1 and hit@10 a choice may lose to the best candidate on any one set
 REFERENCE = "bm25s default"
@@ -172,25 +180,48 @@ class StudySet:
     queries: list[str]
 
 
-def load_sets(shared: Path) -> list[StudySet]:
-    from core.chunkers.base import ChunkerContext, make_chunker
+def load_datasets(shared: Path) -> list[tuple[str, Any]]:
+    """(name, QADataset) of every qa-spans folder under `shared`, then the project's sample set."""
     from core.ingest.datasets import load_dataset
-    from core.pipeline import chunk_documents
     from core.workbench import sample_folder
 
     folders = sorted(p for p in shared.iterdir() if (p / "questions.jsonl").is_file()) if shared.is_dir() else []
+    return [(name, load_dataset(folder)) for folder, name in [*((f, f.name) for f in folders),
+                                                                (sample_folder(), "sample")]]
+
+
+def chunker_context(chunkers: Sequence[str]) -> tuple[Any, Path | None]:
+    """The services the chunkers need, built as the bench builds them from the app's default settings, and the
+    workspace's chunk-run cache; none (and no cache) when no chunker needs a service."""
+    from core.chunkers.base import ChunkerContext
+    from core.services import build_services, needs_of
+    from core.settings import Settings
+
+    needs = needs_of(chunkers)  # a bad spec fails here, before any slow work
+    if not needs:
+        return ChunkerContext(), None
+    services = build_services(Settings(), needs=needs)
+    return services.context(), services.workspace.chunk_runs
+
+
+def load_sets(datasets: Sequence[tuple[str, Any]], chunker: str = CHUNKER, context: Any = None,
+              cache: Path | None = None) -> list[StudySet]:
+    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.pipeline import chunk_documents
+
     sets: list[StudySet] = []
-    for folder, name in [*((f, f.name) for f in folders), (sample_folder(), "sample")]:
-        dataset = load_dataset(folder)
-        run = chunk_documents(dataset.documents, make_chunker(CHUNKER, ChunkerContext()))
+    for name, dataset in datasets:
+        started = time.perf_counter()
+        run = chunk_documents(dataset.documents, make_chunker(chunker, context or ChunkerContext()), cache)
         if run.children():
-            raise SystemExit(f"{CHUNKER} is expected to index its chunks, not children")
+            raise SystemExit(f"{chunker} is expected to index its chunks, not children")
         named = any(q.product for q in dataset.questions)
         for qualified in (False, True) if named else (False,):
             sets.append(StudySet(f"{name} (product-named)" if qualified else name, qualified, dataset,
                                  run.index_units(), run.spans(), [q.text(qualified) for q in dataset.questions]))
-        print(f"{name}: {len(dataset.documents)} documents, {len(run.chunks)} chunks, {len(dataset.questions)} "
-              "questions" + (", also product-named" if named else ""), file=sys.stderr, flush=True)
+        print(f"{chunker} / {name}: {len(dataset.documents)} documents, {len(run.chunks)} chunks, "
+              f"{len(dataset.questions)} questions" + (", also product-named" if named else "")
+              + f" ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     return sets
 
 
@@ -290,8 +321,14 @@ def choose(results: dict[str, dict[str, dict[str, float]]], candidates: Sequence
             "best_per_set": best, "candidates": rows}
 
 
-def run_grid(sets: Sequence[StudySet], grid: str) -> tuple[dict[str, dict[str, dict[str, float]]],
-                                                           dict[str, Variant]]:
+#: measured on every chunker whatever the grid, so the across-chunkers summary always compares them: t1, its two
+#: held-out gains alone and together (the shipped analyzer)
+ALWAYS = (T1, replace(T1, stem="none"), replace(T1, one_char="drop"), replace(T1, **PRIOR))
+
+
+def run_grid(sets: Sequence[StudySet], grid: str, also: Sequence[Variant] = ()) -> tuple[
+        dict[str, dict[str, dict[str, float]]], dict[str, Variant]]:
+    """The grid's variants measured on every set (and the variants of `also`, after the grid's)."""
     variants: dict[str, Variant] = {}
     results: dict[str, dict[str, dict[str, float]]] = {s.name: {} for s in sets}
 
@@ -308,14 +345,90 @@ def run_grid(sets: Sequence[StudySet], grid: str) -> tuple[dict[str, dict[str, d
     if grid == "full":
         for levels in itertools.product(*FACTORS.values()):
             run(Variant(**dict(zip(FACTORS, levels))))
-        return results, variants
-    run(T1)
-    for factor, levels in FACTORS.items():
-        for level in levels[1:]:
-            run(replace(T1, **{factor: level}))
-    run(Variant(**{f: best_level(results, variants, f) for f in FACTORS}))  # measured already when one factor won
-    run(replace(T1, **PRIOR))
+    else:
+        run(T1)
+        for factor, levels in FACTORS.items():
+            for level in levels[1:]:
+                run(replace(T1, **{factor: level}))
+        run(Variant(**{f: best_level(results, variants, f) for f in FACTORS}))  # measured already when one won
+        run(replace(T1, **PRIOR))
+    for variant in also:
+        run(variant)
     return results, variants
+
+
+def study_of(sets: Sequence[StudySet], chunker: str, grid: str, also: Sequence[Variant] = ()) -> dict[str, Any]:
+    """One chunker's study: the grid on its chunks of every set, the reference row and the choice."""
+    print(f"{chunker}:", file=sys.stderr, flush=True)
+    results, variants = run_grid(sets, grid, also)
+    for s in sets:
+        results[s.name][REFERENCE] = measure(s, bm25s_default)
+    core_same = [label for label, v in variants.items() if same_tokens(sets, v)]
+    return {
+        "chunker": chunker, "grid": grid, "reference": REFERENCE,
+        "sets": {s.name: {"dataset": s.dataset.name, "product_named": s.qualified, "n_documents":
+                          len(s.dataset.documents), "n_chunks": len(s.units), "n_questions": len(s.queries)}
+                 for s in sets},
+        "variants": {label: asdict(v) for label, v in variants.items()},
+        "results": results,
+        "choice": choose(results, list(variants)),
+        "core_same": core_same,
+    }
+
+
+def extend(study: dict[str, Any], sets: Sequence[StudySet], variants: Sequence[Variant]) -> None:
+    """Measure more variants in a chunker's study (before its reference row) and make its choice again."""
+    if not variants:
+        return
+    for v in variants:
+        study["variants"][v.label] = asdict(v)
+        for s in sets:
+            study["results"][s.name][v.label] = measure(s, v)
+        print(f"  {study['chunker']} also: {v.label}: mean hit@1 {mean_of(study['results'], v.label, 'hit@1'):.3f}",
+              file=sys.stderr, flush=True)
+    for s in sets:  # the reference row last again, as the tables list it
+        study["results"][s.name][REFERENCE] = study["results"][s.name].pop(REFERENCE)
+    study["choice"] = choose(study["results"], list(study["variants"]))
+    study["core_same"] += [v.label for v in variants if same_tokens(sets, v)]
+
+
+def across(studies: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Every analyzer measured on every chunker, summed up over the (chunker, set) pairs: the mean over all of
+    them and per chunker, the worst loss against t1 on one pair, and the study's choice rule over the pairs."""
+    labels = [lb for lb in next(iter(studies.values()))["variants"] if all(lb in s["variants"]
+                                                                          for s in studies.values())]
+    pairs = {f"{chunker} / {s}": per_set for chunker, study in studies.items()
+             for s, per_set in study["results"].items()}
+    metrics = ("hit@1", "hit@10", "mrr@10")
+    summary: dict[str, Any] = {}
+    for label in [*labels, REFERENCE]:
+        row: dict[str, Any] = {"mean": {m: mean_of(pairs, label, m) for m in metrics},
+                               "per_chunker": {c: {m: mean_of(st["results"], label, m) for m in metrics}
+                                               for c, st in studies.items()}}
+        for m in ("hit@1", "hit@10"):
+            pair, loss = max(((p, r["t1"][m] - r[label][m]) for p, r in pairs.items()), key=lambda kv: kv[1])
+            row[f"worst_{m}_loss_to_t1"], row[f"worst_{m}_pair"] = loss, pair
+        summary[label] = row
+    return {"n_pairs": len(pairs), "analyzers": summary, "choice": choose(pairs, labels)}
+
+
+def across_table(summary: dict[str, Any], chunkers: Sequence[str]) -> list[str]:
+    """The across-chunkers summary as Markdown: hit@1 / hit@10 per chunker and over all, and the worst loss to t1."""
+    choice = summary["choice"]
+    lines = [f"Across {len(chunkers)} chunkers ({summary['n_pairs']} chunker-set pairs); each cell hit@1 / hit@10, "
+             "mean over the chunker's sets; a loss to t1 is on the one pair where it is largest.", "",
+             "| analyzer | " + " | ".join(f"`{c}`" for c in chunkers) + " | all | worst hit@1 loss to t1 | "
+             "worst hit@10 loss to t1 | worst loss to the best |", "|---|" + "---|" * (len(chunkers) + 4)]
+    for label, row in summary["analyzers"].items():
+        cells = [f"{row['per_chunker'][c]['hit@1']:.3f} / {row['per_chunker'][c]['hit@10']:.3f}" for c in chunkers]
+        cells.append(f"{row['mean']['hit@1']:.3f} / {row['mean']['hit@10']:.3f}")
+        cells += [f"{row[f'worst_{m}_loss_to_t1']:+.3f} ({row[f'worst_{m}_pair']})" for m in ("hit@1", "hit@10")]
+        cand = choice["candidates"].get(label)
+        cells.append(f"{cand['worst_hit@1_loss']:.3f} / {cand['worst_hit@10_loss']:.3f}" if cand else "")
+        name = f"**`{label}`**" if label == choice["winner"] else f"`{label}`"
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + ["", f"Chosen over the pairs: `{choice['winner']}` ({choice['rule']}); best mean hit@1: "
+                    f"`{choice['best_mean']}`.", ""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -325,35 +438,56 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid", choices=["factors", "full"], default="factors",
                         help="factors (default): one factor of t1 at a time and the best levels combined; full: every "
                              "combination")
+    parser.add_argument("--chunkers", default=CHUNKER,
+                        help=f"comma-separated chunker specs whose chunks are indexed (default {CHUNKER}); with more "
+                             "than one, also the mean over chunkers and sets per analyzer")
     parser.add_argument("--out", type=Path, help="write the JSON here (docs/results/analyzer_study.json)")
     args = parser.parse_args(argv)
+    chunkers = [c.strip() for c in args.chunkers.split(",") if c.strip()]
+    if not chunkers or len(set(chunkers)) != len(chunkers):
+        parser.error("--chunkers wants one or more distinct chunker specs")
 
     from bench.retrieval import analyzer_tables
+    from core.services import needs_of
     from core.store.lexical import BM25_PARAMS, TOKENIZER_VERSION
 
     started = time.perf_counter()
-    sets = load_sets(args.shared)
-    results, variants = run_grid(sets, args.grid)
-    for s in sets:
-        results[s.name][REFERENCE] = measure(s, bm25s_default)
-    choice = choose(results, list(variants))
-    core_same = [label for label, v in variants.items() if same_tokens(sets, v)]
-    study = {
-        "command": ".venv/bin/python scripts/analyzer_study.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "chunker": CHUNKER, "bm25": BM25_PARAMS, "grid": args.grid, "reference": REFERENCE,
-        "sets": {s.name: {"dataset": s.dataset.name, "product_named": s.qualified, "n_documents":
-                          len(s.dataset.documents), "n_chunks": len(s.units), "n_questions": len(s.queries)}
-                 for s in sets},
-        "variants": {label: asdict(v) for label, v in variants.items()},
-        "results": results,
-        "choice": choice,
-        "core_tokenizer": {"version": TOKENIZER_VERSION, "same_tokens_as": core_same},
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-    print("\n".join(analyzer_tables(study)))
+    context, cache = chunker_context(chunkers)
+    datasets = load_datasets(args.shared)
+    all_sets = {c: load_sets(datasets, c, context, cache if needs_of([c]) else None) for c in chunkers}
+    studies: dict[str, dict[str, Any]] = {}
+    also: list[Variant] = list(ALWAYS) if len(chunkers) > 1 else []
+    for c in chunkers:
+        studies[c] = study_of(all_sets[c], c, args.grid, also)
+    if len(chunkers) > 1:  # a variant one chunker's grid chose (best levels combined) is measured on all of them
+        union = {lb: Variant(**v) for st in studies.values() for lb, v in st["variants"].items()}
+        for c in chunkers:
+            extend(studies[c], all_sets[c], [v for lb, v in union.items() if lb not in studies[c]["variants"]])
+    command = ".venv/bin/python scripts/analyzer_study.py " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    def finished(study: dict[str, Any]) -> dict[str, Any]:
+        core_same = study.pop("core_same")
+        return {"command": command, "chunker": study["chunker"], "bm25": BM25_PARAMS,
+                **{k: v for k, v in study.items() if k != "chunker"},
+                "core_tokenizer": {"version": TOKENIZER_VERSION, "same_tokens_as": core_same}}
+
+    if len(chunkers) == 1:
+        out = finished(studies[chunkers[0]])
+        out["seconds"] = round(time.perf_counter() - started, 1)
+        print("\n".join(analyzer_tables(out)))
+    else:
+        per = {c: finished(studies[c]) for c in chunkers}
+        for c in chunkers:
+            print(f"### `{c}`\n")
+            print("\n".join(analyzer_tables(per[c])))
+        summary = across({c: per[c] for c in chunkers})
+        print("\n".join(across_table(summary, chunkers)))
+        out = {"command": command, "chunkers": chunkers, "bm25": BM25_PARAMS, "grid": args.grid,
+               "reference": REFERENCE, "across": summary, "studies": per,
+               "seconds": round(time.perf_counter() - started, 1)}
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(study, indent=1) + "\n", encoding="utf-8")
+        args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
