@@ -6,22 +6,23 @@ near-duplicate manuals apart where dense search cannot.
 
 - Scoring is `bm25s` (sparse-matrix BM25, Lucene's variant, k1 = 1.5, b = 0.75).
 - Tokens (`lexical_tokens`, tokenizer t2): text is NFKC-normalised and case-folded; runs of letters and digits
-  are words, kept as written (no stemming), and bm25s's English stop words are dropped; runs of CJK characters
-  (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a lone character stays a
-  unigram), as Lucene's CJK bigram analyzer does. Model numbers survive as tokens: "SM-G973F" gives "sm" and
-  "g973f", "S10e" gives "s10e". One-character Latin letters and digits are dropped ("Step 1", "press B"):
-  they match nearly every chunk.
+  are words, bm25s's English stop words and one-character Latin letters and digits ("Step 1", "press B": they
+  match nearly every chunk) are dropped, and the rest is stemmed with Snowball's English stemmer (PyStemmer);
+  runs of CJK characters (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a
+  lone character stays a unigram), as Lucene's CJK bigram analyzer does. Model numbers survive as tokens:
+  "SM-G973F" gives "sm" and "g973f", "S10e" gives "s10e".
 - Why this analyzer: it was measured, not assumed (`scripts/analyzer_study.py`, docs/RETRIEVAL.md "BM25
-  analyzer, chosen by measurement"). Over the same naive-500t chunks of every set (chroma_eval, covid_qa,
-  emanual_galaxy, eurorack_modules, the sample set; the manual sets also with product-named questions), BM25
-  with this analyzer and with t1 (the same plus Snowball English stemming) was scored against the gold spans,
-  beside one-character tokens dropped, a light plural stemmer, no stop words, joined and letter/digit-split model
-  numbers. No analyzer stayed within 0.02 hit@1 and hit@10 of the best on every set (on the 40- to 56-question
-  sets that is one question), so these sets cannot choose between them. The one large effect measured is from
-  held-out real manuals (a product manual among near-duplicates, 642 product-named questions): dropping
-  one-character tokens gained 0.15 hit@1 there, and dropping the stemmer about 0.02. Both changes are taken
-  because on our sets together they cost nothing measurable: mean hit@1 0.318 against t1's 0.324, mean hit@10
-  0.762 against 0.740.
+  analyzer, chosen by measurement"). BM25 over the chunks of every set (chroma_eval, covid_qa, emanual_galaxy,
+  eurorack_modules, the sample set; the manual sets also with product-named questions) was scored against the
+  gold spans with t1 (t2 with one-character tokens kept) and its variants: no stemmer or a light plural one, no
+  stop words, joined or letter/digit-split model numbers. On our sets no analyzer stays within 0.02 hit@1 and
+  hit@10 of the best everywhere (one question on the small sets). The one large effect measured is from held-out
+  real manuals (a product manual among near-duplicates, 642 product-named questions): dropping one-character
+  tokens gained 0.15 hit@1 there. Over five chunkers (naive-500t, recursive, paragraph, sentence, semantic) and
+  the eight sets it is also the change that helps on average without hurting anywhere: mean hit@1 / hit@10
+  0.320 / 0.726 against t1's 0.317 / 0.722, more than 0.02 behind t1 on 2 of the 40 chunker-set pairs.
+  Dropping the stemmer as well (bm25s's default) cost hit@10 on covid_qa under all five chunkers and hit@1 on
+  the small-chunk ones, so the stemmer stays.
 - Persistence: one folder per chunk run under the workspace's `lexical/`, named after the run's Chroma collection
   and the tokenizer version, written to a temporary folder of its own and renamed when complete, so an interrupted
   build is never loaded and two sessions building it at once never share a folder (the second keeps the first's).
@@ -65,18 +66,34 @@ def _stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+_stem_lock = threading.Lock()  # a PyStemmer object is not safe to share between threads
+
+
 def lexical_tokens(text: str) -> list[str]:
-    """The index's tokens for `text`: case-folded words as they are, without English stop words; CJK character
-    bigrams."""
+    """The index's tokens for `text`: case-folded words without English stop words and without one-character Latin
+    letters and digits, Snowball-stemmed; CJK character bigrams."""
     stop = _stopwords()
-    out: list[str] = []
+    words: list[str] = []
+    out: list[tuple[int, str]] = []  # (position in `words`, or -1 for a CJK bigram, which is not stemmed)
     for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold()):
         if m.lastgroup == "cjk":
             run = m.group()
-            out.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+            out.extend((-1, run[i : i + 2]) for i in range(max(1, len(run) - 1)))
         elif (word := m.group()) not in stop and not (len(word) == 1 and _latin_or_digit(word)):
-            out.append(word)
-    return out
+            out.append((len(words), ""))
+            words.append(word)
+    if not words:
+        return [tok for _, tok in out]
+    with _stem_lock:
+        stems = _stemmer().stemWords(words)
+    return [tok if pos < 0 else stems[pos] for pos, tok in out]
 
 
 def _latin_or_digit(ch: str) -> bool:
