@@ -35,7 +35,7 @@ def chunking_and_queries(workspace: Path) -> None:
     corpus = make_corpus(ds.documents, ds, join=False)
     t0 = time.perf_counter()
     services = build_services(Settings(workspace=str(workspace)))
-    print(f"services (MiniLM, Chroma, rule CNM) ready in {time.perf_counter() - t0:.1f} s")
+    print(f"services (MiniLM, Chroma, {services.settings.llm} CNM) ready in {time.perf_counter() - t0:.1f} s")
     for label in ("cold", "cached"):
         t0 = time.perf_counter()
         results = run_chunkers(services, corpus, DEFAULT_SPECS)
@@ -82,6 +82,14 @@ def demo_timing(workspace: Path, embedder: str | None = None) -> None:
               f"{summary.report['n_questions']} questions), {label}: {summary.seconds:.1f} s "
               f"(target under {target:g} s: {verdict}), {services.embedder.stats.computed - computed:,} texts "
               f"embedded  [{per}]", flush=True)
+    print_summary(summary.report)
+
+
+def print_summary(report: dict[str, Any]) -> None:
+    """The summary the demo lands on: hit@1, hit@10 and wrong_doc@10 per chunker."""
+    print(f"{'chunker':<24}{'hit@1':>8}{'hit@10':>8}{'wrong_doc@10':>14}")
+    for spec, r in report["results"].items():
+        print(f"{spec:<24}{r['hit@1']:>8.3f}{r['hit@10']:>8.3f}{r['wrong_doc@10']:>14.3f}")
 
 
 def first_render(workspace: Path) -> None:
