@@ -53,7 +53,6 @@ import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from core.store.lexical import _CJK  # noqa: E402  (the CJK ranges lexical_tokens uses, so bigrams stay the same)
+# the CJK ranges, stop words, stemmer and one-character rule lexical_tokens uses, so the variants differ only where
+# they say they do
+from core.store.lexical import _CJK, _latin_or_digit, _stemmer, _stopwords  # noqa: E402
 
 CHUNKER = "naive-500t"  # the default chunker, the one docs/results/analyzer_study.json was measured on
 KS = (1, 10)
@@ -90,20 +91,6 @@ _PARTS = re.compile(rf"[{_HYPHENS}]")
 _LETTERS_DIGITS = re.compile(r"\d+|[^\W\d_]+")
 
 
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
-@lru_cache(maxsize=1)
-def _snowball():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 def light_stem(word: str) -> str:
     """Plural endings only: "batteries" -> "battery", "switches" -> "switch", "filters" -> "filter"; words of
     three letters or fewer, words with digits and "-ss", "-us", "-is" endings stay as they are."""
@@ -114,10 +101,6 @@ def light_stem(word: str) -> str:
     if word.endswith(("sses", "xes", "zes", "ches", "shes")):
         return word[:-2]
     return word[:-1]
-
-
-def _latin_or_digit(ch: str) -> bool:
-    return ch.isdigit() or ch.isascii() or unicodedata.name(ch, "").startswith("LATIN")
 
 
 @dataclass(frozen=True)
@@ -152,7 +135,7 @@ class Variant:
                     continue
                 out.append((True, w))
         if self.stem == "snowball":
-            stems = iter(_snowball().stemWords([t for is_word, t in out if is_word]))
+            stems = iter(_stemmer().stemWords([t for is_word, t in out if is_word]))
             return [next(stems) if is_word else t for is_word, t in out]
         if self.stem == "light":
             return [light_stem(t) if is_word else t for is_word, t in out]
