@@ -418,28 +418,18 @@ class ExtractCnm:
 
     def tag_queries(self, queries: Sequence[str], models: Sequence[str]) -> list[CnmResult]:
         """Questions tagged against the models a run's chunks carry (stateless: any session may ask)."""
-        out = []
-        for q in queries:
-            started = time.perf_counter()
-            cnm, sources = self.tag_query(q, models)
-            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started,
-                                 sources=sources))
-        return out
+        return _results(queries, lambda q: self.tag_query(q, models))
 
     # ---- the backend interface ------------------------------------------------------------------------------
 
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
         """Tags for loose texts (questions, a hand-started run): a library model named in the text first."""
-        out = []
-        for i, t in enumerate(texts):
-            started = time.perf_counter()
-            title, body = _split_title(t)
-            cnm, sources = self.tag(body, title=title) if title else self.tag_query(body)
-            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started,
-                                 sources=sources))
-            if progress:
-                progress(i + 1, len(texts))
-        return out
+
+        def tag(text: str) -> tuple[CNM, dict[str, str]]:
+            title, body = _split_title(text)
+            return self.tag(body, title=title) if title else self.tag_query(body)
+
+        return _results(texts, tag, progress)
 
     def decide(self, pairs: Sequence[tuple[str, str]],
                progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
@@ -448,6 +438,19 @@ class ExtractCnm:
 
     def for_document(self, doc: Any, spans: Sequence[tuple[int, int]], title: str | None = None) -> DocumentView:
         return DocumentView(self, doc, spans, title)
+
+
+def _results(texts: Sequence[str], tag: Callable[[str], tuple[CNM, dict[str, str]]],
+             progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
+    """Each text's tag as a backend answer (the tag's JSON as the raw answer, its seconds, its sources)."""
+    out = []
+    for i, text in enumerate(texts):
+        started = time.perf_counter()
+        cnm, sources = tag(text)
+        out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started, sources=sources))
+        if progress:
+            progress(i + 1, len(texts))
+    return out
 
 
 def _split_title(text: str) -> tuple[str | None, str]:
@@ -476,18 +479,13 @@ class DocumentView:
         self._run_name: str | None = title
 
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
-        out = []
-        for i, t in enumerate(texts):
-            started = time.perf_counter()
-            given, body = _split_title(t)
+        def tag(text: str) -> tuple[CNM, dict[str, str]]:
+            given, body = _split_title(text)
             # the document's title: given with the first run; later runs fall back to it after their own evidence
-            cnm, sources = self.backend.tag(body, title=given, window=body[:FIRST_PAGE],
-                                            fallback_title=None if given else self.title)
-            out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started,
-                                 sources=sources))
-            if progress:
-                progress(i + 1, len(texts))
-        return out
+            return self.backend.tag(body, title=given, window=body[:FIRST_PAGE],
+                                    fallback_title=None if given else self.title)
+
+        return _results(texts, tag, progress)
 
     def _title_between(self, lo: int, hi: int) -> tuple[int, str] | None:
         return next(((off, t) for off, t in self.titles if lo < off <= hi and off > 0), None)
