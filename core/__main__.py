@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="hybrid: reciprocal-rank fusion (default) or a weighted sum of min-max scores")
     bench.add_argument("--lexical-weight", default=None, metavar="W",
                        help="hybrid: the lexical side's weight, 0 to 1 (default 0.9, see docs/RETRIEVAL.md)")
+    bench.add_argument("--rerank", default=None, choices=["none", "maxsim", "model"],
+                       help="re-order each search's top hits: maxsim (each chunk's best sentence, with the embedder) "
+                            "or model (--rerank-model); default: the app's")
+    bench.add_argument("--rerank-depth", type=int, default=None, metavar="N",
+                       help="how many first-stage hits the reranker re-orders (default 20)")
+    bench.add_argument("--rerank-model", default=None, metavar="FOLDER|URL",
+                       help="for --rerank model: a sentence-transformers CrossEncoder folder or a /rerank server URL")
     bench.add_argument("--answers", type=int, default=0, metavar="N",
                        help="generate answers for the first N questions with a reference answer (the chat model: "
                             "--llm openai/local) and report token F1 and ROUGE-L; 0 (default) skips it")
@@ -170,7 +177,11 @@ def settings_from_flags(args: argparse.Namespace):
               "llm_timeout": args.llm_timeout, "scorer_model": args.scorer_model or "", "eos_mode": args.eos_mode,
               "scorer_dtype": args.scorer_dtype, "scorer_engine": args.scorer_engine,
               "chroma_server": chroma, "retrieval": retrieval.mode,
-              "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight}
+              "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight,
+              "rerank_model": getattr(args, "rerank_model", None) or ""}
+    for flag in ("rerank", "rerank_depth"):
+        if getattr(args, flag, None) is not None:
+            values[flag] = getattr(args, flag)
     if args.workspace:
         values["workspace"] = str(args.workspace)
     try:
@@ -188,7 +199,7 @@ def _services(settings, needs: set[str]):
 
     _quiet_libraries()
     # the command line is the operator's: its base URLs may receive the server's key (core.keys)
-    keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url])
+    keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url, settings.rerank_model])
     return build_services(settings, keys, needs=needs)
 
 

@@ -119,6 +119,8 @@ class IndexedRun:
     lexical: LexicalIndex | None = None  # BM25 over the same texts, when a lexical store was given
     lexical_seconds: float = 0.0  # building (or loading) it
     lexical_built: bool = False  # False: it came from the workspace or from memory
+    #: each document's text by id, what the chunks' offsets point into (a sentence reranker reads it)
+    texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     def lexical_from(self, store: LexicalStore) -> LexicalIndex:
         """The run's BM25 index, taken from `store` (held, loaded or built) the first time it is needed, as when
@@ -133,6 +135,7 @@ def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store
     """Embed a chunk run and store it, or reuse the complete collection already built from the same inputs;
     with a lexical store, also build (or reuse) the run's BM25 index over exactly the embedded texts."""
     indexed = _dense_index(run, docs, embedder, store, progress)
+    indexed.texts = {d.doc_id: d.text for d in docs}
     if lexical is not None:
         t0 = time.perf_counter()
         indexed.lexical, indexed.lexical_built = lexical.get(lexical_name(indexed.collection), run.index_units())

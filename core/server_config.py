@@ -40,6 +40,7 @@ ENVIRONMENT = {
     "CHUNKLENS_LLM_MODEL": "llm_model",
     "CHUNKLENS_SCORER_MODEL": "scorer_model",
     "CHUNKLENS_MAX_UPLOAD_MB": "max_upload_mb",
+    "CHUNKLENS_RERANK_MODEL": "rerank_model",
 }
 
 
@@ -57,6 +58,7 @@ class ServerConfig(BaseModel):
     scorer_model: str = ""
     llm_timeout: float = Field(default=60.0, gt=0, le=3600)
     max_upload_mb: int = Field(default=50, ge=1, le=2048)
+    rerank_model: str = ""  # a CrossEncoder folder or a /rerank URL, for the "model" reranker
     #: the embedders a shared server's visitors may pick from (the first is the default)
     embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
 
@@ -67,6 +69,7 @@ class ServerConfig(BaseModel):
                 "LLM server": redact_url(self.llm_base_url) or "api.openai.com (if used)",
                 "LLM model": self.llm_model or "the backend's default",
                 "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
+                "reranker": redact_url(self.rerank_model) or "none configured",
                 "upload limit": f"{self.max_upload_mb} MB per file"}
 
 

@@ -10,8 +10,8 @@ factories load no model until it is first used.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.chunkers.base import ChunkerContext, make_chunker
@@ -26,6 +26,8 @@ from core.workspace import Workspace
 if TYPE_CHECKING:
     from core.llm.base import LLMClient
     from core.store.embeddings import Embedder
+    from core.store.rerank import Reranker
+    from core.store.retrieval import RetrievalSettings
 
 #: factory(settings, workspace, services built so far, the key ring that says which key goes where) -> the service
 ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], KeyRing], Any]
@@ -52,9 +54,24 @@ class Services:
     scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.NextTokenScorer)
     chat: LLMClient | None = None  # chat client for lumber and for generated answers
     lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
+    #: the operator's reranker (`rerank_model`), loaded on first use: None until a search asks for "model"
+    model_reranker: Callable[[], Reranker] | None = field(default=None, repr=False)
 
     def context(self) -> ChunkerContext:
         return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
+
+    def reranker(self, retrieval: RetrievalSettings, texts: Mapping[str, str]) -> Reranker | None:
+        """The reranker `retrieval` asks for, over a run whose documents' texts are `texts` (None: no reranking)."""
+        if retrieval.rerank == "maxsim":
+            from core.store.rerank import SentenceMaxSim
+
+            return SentenceMaxSim(self.embedder, texts)
+        if retrieval.rerank == "model":
+            if self.model_reranker is None:
+                raise ConfigError("reranking with a model needs a reranker: a CrossEncoder folder or a /rerank URL "
+                                  "(setting rerank_model, or --rerank-model)")
+            return self.model_reranker()
+        return None
 
 
 def needs_of(specs: Iterable[str]) -> set[str]:
@@ -89,7 +106,22 @@ def build_services(settings: Settings, keys: KeyRing | None = None,
         if needs is None or name in needs:
             built[name] = factory(settings, ws, built, keys)
     return Services(settings, ws, embedder, open_store(settings, ws), built.get("llm"), built.get("scorer"),
-                    built.get("chat"), LexicalStore(ws.lexical))
+                    built.get("chat"), LexicalStore(ws.lexical), _model_reranker(settings, keys))
+
+
+def _model_reranker(settings: Settings, keys: KeyRing) -> Callable[[], Reranker] | None:
+    """A loader of the operator's reranker that loads it once, on first use; None when none is configured."""
+    address = settings.rerank_model.strip()
+    if not address:
+        return None
+    from functools import cache
+
+    from core.store.rerank import make_model_reranker
+
+    @cache
+    def load() -> Reranker:
+        return make_model_reranker(address, api_key=keys.key_for(address), timeout=settings.llm_timeout)
+    return load
 
 
 @register_service("chat")

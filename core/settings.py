@@ -50,6 +50,11 @@ class Settings(BaseModel):
     retrieval: Literal["dense", "bm25", "hybrid"] = "hybrid"
     fusion: Literal["rrf", "weighted"] = "rrf"
     lexical_weight: float = Field(default=0.9, ge=0.0, le=1.0)
+    # a second stage re-ordering each search's top `rerank_depth` (core.store.rerank): "maxsim" reads each chunk's
+    # sentences with the embedder; "model" is the operator's `rerank_model`
+    rerank: Literal["none", "maxsim", "model"] = "none"
+    rerank_depth: int = Field(default=20, ge=1, le=200)
+    rerank_model: str = ""  # a sentence-transformers CrossEncoder folder, or the http(s) URL of a /rerank server
     max_upload_mb: int = Field(default=50, ge=1, le=2048)  # per file; .streamlit/config.toml lets up to 2048 through
 
     @property
@@ -60,7 +65,8 @@ class Settings(BaseModel):
         """The search every chunker gets (a core.store.retrieval.RetrievalSettings)."""
         from core.store.retrieval import RetrievalSettings
 
-        return RetrievalSettings(self.retrieval, self.fusion, self.lexical_weight)
+        return RetrievalSettings(self.retrieval, self.fusion, self.lexical_weight, rerank=self.rerank,
+                                 rerank_depth=self.rerank_depth)
 
     def chroma_address(self) -> tuple[str, int] | None:
         if not self.chroma_server.strip():
@@ -71,9 +77,9 @@ class Settings(BaseModel):
 
 #: the operator's fields (core.server_config.ServerConfig names the same ones)
 OPERATOR_FIELDS = ("workspace", "chroma_server", "embedder_base_url", "llm_base_url", "llm_model", "scorer_model",
-                   "llm_timeout", "max_upload_mb")
+                   "llm_timeout", "max_upload_mb", "rerank_model")
 #: where a session sends its documents, questions and key: set by the operator, or typed for one session only
-ADDRESS_FIELDS = ("chroma_server", "embedder_base_url", "llm_base_url")
+ADDRESS_FIELDS = ("chroma_server", "embedder_base_url", "llm_base_url", "rerank_model")
 #: what a visitor of a shared server may choose (the embedder only among the operator's `embedders`)
 VISITOR_FIELDS = tuple(name for name in Settings.model_fields if name not in OPERATOR_FIELDS)
 CHOICES_FILE = "choices.json"

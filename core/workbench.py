@@ -172,7 +172,7 @@ def retriever_for(services: Services, result: ChunkerResult, retrieval: Retrieva
     if services.lexical is not None and (settings.uses_lexical or explain):
         lexical = result.indexed.lexical_from(services.lexical)
     return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy,
-                     settings, lexical, explain)
+                     settings, lexical, explain, services.reranker(settings, result.indexed.texts))
 
 
 @dataclass

@@ -23,6 +23,7 @@ from core.evaluation.collisions import top1_sources
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import evaluate, source_resolver
 from core.ingest.datasets import QADataset, joined
+from core.ingest.documents import Document
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
 from core.store.retrieval import RetrievalSettings, Retriever
@@ -43,6 +44,10 @@ class BenchOptions:
 def _llm_totals(llm: Any) -> tuple[int, int, int]:
     stats = getattr(llm, "stats", None)
     return (stats.calls, stats.tokens_in, stats.tokens_out) if stats else (0, 0, 0)
+
+
+def _texts(documents: Sequence[Document]) -> dict[str, str]:
+    return {d.doc_id: d.text for d in documents}
 
 
 def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, services: Services,
@@ -74,7 +79,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
         t0 = time.perf_counter()
         retriever = Retriever(store, indexed.collection, run.chunks, embedder, chunker.retrieval_policy(),
-                              options.retrieval, indexed.lexical)
+                              options.retrieval, indexed.lexical,
+                              reranker=services.reranker(options.retrieval, _texts(data.documents)))
         hits = retriever.search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
         calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))

@@ -20,6 +20,8 @@ A chunker may bring a `RetrievalPolicy` (`Chunker.retrieval_policy`; CHOP's CNM 
   means the same on every scale.
 
 Multi-granular runs (children indexed) score a parent by its best child, in every mode.
+A reranker (`core.store.rerank`, `RetrievalSettings.rerank`) then re-orders the top `rerank_depth` hits of any
+mode and policy before the top k are kept.
 With `explain`, every hit also carries its dense rank and cosine and its lexical rank and BM25 score, whatever
 the mode (the app shows them side by side).
 """
@@ -37,6 +39,7 @@ from core.errors import ConfigError
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore
 from core.store.lexical import TOKENIZER_VERSION, LexicalIndex
+from core.store.rerank import RERANKERS, Reranker, rerank_order
 
 MODES = ("dense", "bm25", "hybrid")
 FUSIONS = ("rrf", "weighted")
@@ -53,6 +56,9 @@ class RetrievalSettings:
     lexical_weight: float = 0.9
     rrf_k: int = 60
     pool: int = 100  # candidates taken from each side before fusing or boosting (at least 10 * k)
+    rerank: str = "none"  # "none" | "maxsim" | "model" (core.store.rerank)
+    rerank_depth: int = 20  # how many first-stage hits the reranker re-orders
+    rerank_weight: float = 1.0  # the reranker's weight in the fusion with the first-stage rank (1: its order alone)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -63,6 +69,10 @@ class RetrievalSettings:
             raise ConfigError(f"lexical weight must be between 0 and 1 (got {self.lexical_weight})")
         if self.rrf_k < 1 or self.pool < 1:
             raise ConfigError("rrf_k and pool must be at least 1")
+        if self.rerank not in RERANKERS:
+            raise ConfigError(f"rerank must be one of {', '.join(RERANKERS)} (got '{self.rerank}')")
+        if self.rerank_depth < 1 or not 0.0 <= self.rerank_weight <= 1.0:
+            raise ConfigError("rerank depth must be at least 1 and its weight between 0 and 1")
 
     @property
     def uses_lexical(self) -> bool:
@@ -80,6 +90,8 @@ class RetrievalSettings:
         if self.uses_lexical:
             out["lexical"] = (f"bm25s lucene k1=1.5 b=0.75; tokenizer {TOKENIZER_VERSION}: English stop words, "
                               "no stemming, CJK character bigrams")
+        if self.rerank != "none":
+            out.update(rerank=self.rerank, rerank_depth=self.rerank_depth, rerank_weight=self.rerank_weight)
         return out
 
 
@@ -96,6 +108,8 @@ class Hit:
     dense_score: float | None = None  # cosine similarity
     lexical_rank: int | None = None  # 1-based; None: no query token occurs in the chunk
     lexical_score: float | None = None  # BM25
+    first_rank: int | None = None  # with a reranker: the rank before it re-ordered the hits
+    rerank_score: float | None = None  # with a reranker: its score
 
 
 class RetrievalPolicy(Protocol):
@@ -216,7 +230,8 @@ def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, C
 class Retriever:
     def __init__(self, store: VectorStore, collection: str, chunks: Sequence[Chunk], embedder: Embedder,
                  policy: RetrievalPolicy | None = None, settings: RetrievalSettings | None = None,
-                 lexical: LexicalIndex | None = None, explain: bool = False) -> None:
+                 lexical: LexicalIndex | None = None, explain: bool = False,
+                 reranker: Reranker | None = None) -> None:
         self.store = store
         self.collection = collection
         self.by_id = {c.chunk_id: c for c in chunks}
@@ -227,6 +242,9 @@ class Retriever:
             raise ConfigError(f"retrieval mode '{self.settings.mode}' needs the run's lexical index")
         self.lexical = lexical
         self.explain = explain
+        if self.settings.rerank != "none" and reranker is None:
+            raise ConfigError(f"rerank '{self.settings.rerank}' needs a reranker")
+        self.reranker = reranker if self.settings.rerank != "none" else None
         self.has_children = any(c.parent_id for c in chunks)
         self.chunk_values = sorted({v for c in chunks if (v := policy.chunk_value(c))}) if policy else []
         self.last_query_tags: list[QueryTags] = []
@@ -239,7 +257,7 @@ class Retriever:
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         if not queries:
             return []
-        if self.settings.mode == "bm25" and not self.explain:  # BM25 alone never reads the question's vector
+        if self.settings.mode == "bm25" and not self.explain and self.reranker is None:  # no vector is read
             return self.search_vectors(queries, np.zeros((len(queries), 1), dtype=np.float32), k)
         return self.search_vectors(queries, self.embedder.embed(list(queries)), k)
 
@@ -252,16 +270,33 @@ class Retriever:
         q_tags: list[dict[str, Any] | None] = [None] * len(queries)
         if self.policy is not None and not (self.has_children and self.settings.mode == "dense"):
             q_tags = list(self.policy.tag_queries(list(queries), self.chunk_values))
+        n = max(k, self.settings.rerank_depth) if self.reranker is not None else k
         if self.settings.mode == "dense":
-            results = self._dense(vectors, q_tags, k)
+            results = self._dense(vectors, q_tags, n)
         else:
-            results = [self._fused(q, v, qt, k) for q, v, qt in zip(queries, vectors, q_tags)]
+            results = [self._fused(q, v, qt, n) for q, v, qt in zip(queries, vectors, q_tags)]
+        if self.reranker is not None:
+            results = [self._reranked(q, v, hits, k) for q, v, hits in zip(queries, vectors, results)]
         if self.explain:
             filtering = (self.policy is not None and self.policy.mode == "filter"
                          and len(self.last_query_tags) == len(queries))
             for i, (q, v, hits) in enumerate(zip(queries, vectors, results)):
                 self._explain(q, v, hits, k, self.last_query_tags[i].values if filtering else [])
         return results
+
+    def _reranked(self, query: str, vector: np.ndarray, hits: list[Hit], k: int) -> list[Hit]:
+        """The first `rerank_depth` hits re-ordered by the reranker (fused with their first rank), then the top k."""
+        assert self.reranker is not None
+        head = hits[:self.settings.rerank_depth]
+        scores = self.reranker.scores(query, vector, [h.chunk for h in head])
+        order = rerank_order(scores, self.settings.rerank_weight, self.settings.rrf_k)
+        out = [head[i] for i in order] + hits[len(head):]
+        for rank, hit in enumerate(out, start=1):
+            hit.first_rank = hit.rank
+            hit.rank = rank
+        for i, hit in enumerate(head):
+            hit.rerank_score = scores[i]
+        return out[:k]
 
     # -- dense: the original behaviour ------------------------------------------------------------------------
 
