@@ -104,4 +104,16 @@ def hit_ranks_text(hit) -> str:
              + (f" (cos {hit.dense_score:.3f})" if hit.dense_score is not None else ""))
     lexical = ("BM25 " + (f"#{hit.lexical_rank} ({hit.lexical_score:.2f})" if hit.lexical_rank
                           else "no match (no question word occurs)"))
-    return f"{dense} · {lexical}"
+    rerank = (f" · reranked from #{hit.first_rank} (score {hit.rerank_score:.3f})"
+              if getattr(hit, "rerank_score", None) is not None else "")
+    return f"{dense} · {lexical}{rerank}"
+
+
+def retrieval_text(retrieval) -> str:
+    """How every chunker is searched, in one phrase (a core.store.retrieval.RetrievalSettings)."""
+    text = retrieval.mode
+    if retrieval.mode == "hybrid":
+        text += f" ({retrieval.fusion}, lexical weight {retrieval.lexical_weight:g})"
+    if retrieval.rerank != "none":
+        text += f", reranked by {retrieval.rerank} (top {retrieval.rerank_depth})"
+    return text

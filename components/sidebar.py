@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
-from components.html import md_escape
+from components.html import md_escape, retrieval_text
 from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
 from core.settings import Settings, save_choices, save_settings, visitor_choice, without_addresses
 from core.urls import redact_url
@@ -23,6 +23,8 @@ _LLM_LABELS = {"extract": "extractor that learns the library (no model)", "rule"
 _RETRIEVAL_LABELS = {"hybrid": "hybrid: MiniLM + BM25, fused", "dense": "dense: MiniLM cosine",
                      "bm25": "bm25: lexical only"}
 _FUSION_LABELS = {"rrf": "reciprocal rank (RRF, k=60)", "weighted": "weighted sum of min-max scores"}
+_RERANK_LABELS = {"none": "none", "maxsim": "sentence max-sim (each chunk's best sentence, no extra model)",
+                  "model": "the operator's reranker (CrossEncoder folder or /rerank server)"}
 _EMBEDDER_HELP = ("bundled:minilm-fp32 (the default: all-MiniLM-L6-v2 on onnxruntime), bundled:minilm-int8 (the "
                   "same model computing in int8: about half the time), bundled:all-MiniLM-L6-v2 (fp32 on torch), a "
                   "sentence-transformers folder, or openai:<model>")
@@ -57,6 +59,10 @@ def _visitor_fields(current: Settings, embedders: list[str] | None) -> dict:
     values["fusion"] = _choice("Hybrid fusion", list(_FUSION_LABELS), current.fusion, format_func=_FUSION_LABELS.get)
     values["lexical_weight"] = float(st.slider("Hybrid: lexical weight", 0.0, 1.0, float(current.lexical_weight),
                                                0.05, help="0 = dense only, 1 = BM25 only"))
+    values["rerank"] = _choice("Rerank the top hits", list(_RERANK_LABELS), current.rerank,
+                               format_func=_RERANK_LABELS.get,
+                               help="A second stage re-orders each search's first hits (docs/RETRIEVAL.md).")
+    values["rerank_depth"] = int(st.number_input("Rerank: how many first hits", 1, 200, current.rerank_depth))
     return values
 
 
@@ -85,6 +91,10 @@ def _local_form(current: Settings) -> None:
             "LGMGC scorer model", current.scorer_model,
             help="empty: the bundled SmolLM2-135M; or a local Hugging Face causal-LM folder (transformers) or a "
                  ".gguf file (llama.cpp)")
+        values["rerank_model"] = st.text_input(
+            "Reranker (for 'the operator's reranker')", current.rerank_model,
+            help="a sentence-transformers CrossEncoder folder, or the URL of a /rerank server (TEI, vLLM, Jina, "
+                 "llama.cpp). Typed here, it lasts for this browser session (set CHUNKLENS_RERANK_MODEL to keep it).")
         values["chroma_server"] = st.text_input("Chroma server (host:port)", current.chroma_server,
                                                 help="empty: embedded store. Typed here, it lasts for this session.")
         values["workspace"] = st.text_input("Workspace folder", current.workspace)
@@ -126,6 +136,5 @@ def render() -> None:
     st.sidebar.caption(
         f"Embedder: {md_escape(s.embedder)} ({s.long_text}) · CNM: {s.llm}"
         + (f" ({key_note})" if s.llm == "openai" else "")
-        + f" · Store: {md_escape(redact_url(s.chroma_server)) or 'embedded'} · Retrieval: {s.retrieval}"
-        + (f" ({s.fusion}, lexical weight {s.lexical_weight:g})" if s.retrieval == "hybrid" else "")
-        + f" · {state.mode()} server")
+        + f" · Store: {md_escape(redact_url(s.chroma_server)) or 'embedded'} · Retrieval: "
+        + retrieval_text(s.retrieval_settings()) + f" · {state.mode()} server")

@@ -104,7 +104,7 @@ def keys() -> KeyRing:
     """Which key goes where for this session: the server's key only to the operator's base URLs, the key typed
     in this session only where this session points (core.keys)."""
     config = server_config()
-    return KeyRing.operator([config.embedder_base_url, config.llm_base_url],
+    return KeyRing.operator([config.embedder_base_url, config.llm_base_url, config.rerank_model],
                             session_key=st.session_state.get("api_key") or None)
 
 
@@ -115,7 +115,7 @@ def _services(settings_json: str, key_digest: str, _keys: KeyRing) -> Services:
 
 #: settings that steer only uploads and how runs are searched, not the services or the chunks: changing them must
 #: not reload models or drop runs (pages pass them to `core.workbench` with each call)
-_NOT_SERVICES = {"max_upload_mb", "top_k", "retrieval", "fusion", "lexical_weight"}
+_NOT_SERVICES = {"max_upload_mb", "top_k", "retrieval", "fusion", "lexical_weight", "rerank", "rerank_depth"}
 
 
 def services() -> Services | None:

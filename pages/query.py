@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
-from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html, md_escape
+from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html, md_escape, retrieval_text
 from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
 from core.evaluation.metrics import Span
@@ -24,9 +24,8 @@ if not results or services is None:
 
 k = state.settings().top_k
 retrieval = state.retrieval()
-st.caption(f"Every chunker is searched the same way: {retrieval.mode}"
-           + (f" ({retrieval.fusion}, lexical weight {retrieval.lexical_weight:g})" if retrieval.mode == "hybrid"
-              else "") + ", top " + str(k) + " (change it in the sidebar's settings).")
+st.caption(f"Every chunker is searched the same way: {retrieval_text(retrieval)}, top {k} (change it in the "
+           "sidebar's settings).")
 gold = None
 if corpus.questions:
     options = ["(type my own)"] + [f"{q.qid}: {q.question}" for q in corpus.questions]

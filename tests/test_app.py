@@ -120,6 +120,13 @@ def test_query_page_compares_every_chunker(app):
     assert not at.exception and not at.error
     log = at.dataframe[1].value
     assert list(log["retrieval"]) == ["hybrid"] * len(FAST_SPECS) + ["dense"] * len(FAST_SPECS)
+    # with a reranker, every chunker's hits say where they stood before it
+    at.session_state["settings"] = at.session_state["settings"].model_copy(update={"rerank": "maxsim"})
+    at.run()
+    assert any("reranked by maxsim (top 20)" in c.value for c in at.caption)
+    at = click(at, "Ask every chunker")
+    assert not at.exception and not at.error
+    assert "reranked from #" in " ".join(h.proto.body for h in at.get("html"))
 
 
 def test_benchmark_page_runs_and_offers_downloads(app):
@@ -217,6 +224,17 @@ def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
     assert (saved.eos_mode, saved.scorer_dtype) == ("paragraph", "bfloat16")
     assert build_services(saved).scorer.key.endswith(":paragraph:bfloat16")
     assert "p(paragraph) bfloat16" in build_services(saved).scorer.label
+
+
+def test_the_reranker_setting_persists(app, tmp_path):
+    from core.settings import load_settings
+
+    [rerank] = [s for s in app.selectbox if s.label == "Rerank the top hits"]
+    rerank.select("maxsim")
+    at = click(app, "Save settings")
+    assert not at.exception
+    assert load_settings(tmp_path / "ws").rerank == "maxsim"
+    assert "reranked by maxsim (top 20)" in at.sidebar.caption[-1].value
 
 
 def test_the_scorer_engine_setting_persists_and_picks_llama_cpp(app, tmp_path):
