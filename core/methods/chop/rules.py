@@ -21,6 +21,7 @@ import numpy as np
 
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.product_names import VARIANT_WORDS, models_match, normalise_model  # noqa: F401  (re-exported)
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "air conditioner": ("air conditioner", "air conditioning", "aircon", "refrigerant", "cooling mode", "heat pump",
@@ -53,8 +54,6 @@ PART_NOUNS: tuple[str, ...] = (
 _MODEL_RE = re.compile(r"\b(?:[A-Z]{1,4}-?){0,2}\d{2,5}[A-Za-z]{0,3}\+?(?:-[A-Z0-9]{1,4})?\b|\b[A-Z][A-Z0-9]*-SERIES\b")
 # short models ("S9", "Note 10", "Tab S6") only count after a series word, or error codes like E4 would too
 _NAMED_MODEL_RE = re.compile(r"\b(?:Galaxy|Tab|Note|Model|Series|Type|No\.)\s?([A-Z]{0,2}\d{1,4}[A-Za-z]{0,2}\+?)")
-# words that make another model of the same line: "S10 Lite" is not an "S10", "S20 Ultra 5G" not an "S20"
-VARIANT_WORDS = ("lite", "plus", "ultra", "pro", "max", "mini", "active", "edge", "fe", "neo", "5g", "duos", "xl")
 # capitalised or upper case only, as product names write them: "the 225B lite mode" names no variant
 _VARIANT_TAIL = re.compile(r"(?:[ \t]+(?:" + "|".join(f"{w.capitalize()}|{w.upper()}" for w in VARIANT_WORDS)
                            + r")\b)+")
@@ -69,23 +68,6 @@ _DOC_MARKER = re.compile(
     rf"(?im)^(?:#[ \t]+[^\n]*\b{_MANUAL_WORDS}\b[^\n]*|[A-Z][^\n]{{2,60}}\b{_MANUAL_WORDS}[ \t]*|"
     r"table of contents[ \t]*)$"
 )
-
-
-def normalise_model(model: str | None) -> str:
-    return re.sub(r"[\s_-]+", "", (model or "")).lower()
-
-
-def models_match(a: str | None, b: str | None) -> bool:
-    """Same model: equal after normalising, or one names the other in full with only family words added
-    ("Galaxy S10" vs "S10"), never a variant ("S10 Lite", "S20 Ultra 5G") or another number."""
-    if not a or not b:
-        return False
-    if normalise_model(a) == normalise_model(b):
-        return True
-    ta, tb = set(re.split(r"[\s_]+", a.lower())), set(re.split(r"[\s_]+", b.lower()))
-    small, big = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
-    extra = big - small
-    return small <= big and not any(w in VARIANT_WORDS or re.search(r"\d", w) for w in extra)
 
 
 def _variant_tail(text: str, end: int) -> str:
