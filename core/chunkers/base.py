@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -104,7 +104,8 @@ class Chunker(ABC):
     nothing: `validate` (parameters checked together), `retrieval_policy` (tag-aware search, read by
     `core.store.retrieval`), `store_metadata` (fields the vector store keeps beside each chunk), report fields
     (`register_report_fields`, added to every bench report) and the `kind` of its `Chunking.trace` (the app
-    draws the kinds it knows: "similarity", "distance", "eos", "continuity")."""
+    draws the kinds it knows: "similarity", "distance", "eos", "continuity"). A chunker that mixes in
+    `TitleRouting` takes `retrieval=route` (title routing, `core.store.routing`) with nothing of its own to write."""
 
     name: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
@@ -127,8 +128,14 @@ class Chunker(ABC):
         loaded), for a method that learns from the library as a whole (CHOP's `extract` backend)."""
         return None
 
-    def retrieval_policy(self) -> RetrievalPolicy | None:
-        """The tag-aware search this chunker's runs are searched with (CHOP's CNM filter or boost), or None."""
+    def retrieval_policy(self, titles: Mapping[str, str] | None = None) -> RetrievalPolicy | None:
+        """The tag-aware search this chunker's runs are searched with (CHOP's CNM filter or boost, title routing),
+        or None. `titles` are the searched documents' titles by doc_id, from whoever holds the documents (the
+        bench, a workbench run): title routing reads them, the chunks do not carry them."""
+        if isinstance(self, TitleRouting) and self.retrieval == "route":
+            from core.store.routing import TitleRoute
+
+            return TitleRoute(titles)
         return None
 
     @staticmethod
@@ -155,6 +162,8 @@ class Chunker(ABC):
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
         if isinstance(self, MetadataPrefix) and out.get("prefix") == "none":
             del out["prefix"]  # the default leaves spec and identity as they were before the parameter existed
+        if isinstance(self, TitleRouting) and out.get("retrieval") == "off":
+            del out["retrieval"]  # likewise: `naive-500t` stays `naive-500t`
         return out
 
     @property
@@ -190,6 +199,26 @@ class MetadataPrefix:
 
         if self.prefix not in PREFIX_MODES:
             raise ConfigError(f"prefix must be one of {', '.join(PREFIX_MODES)} (got '{self.prefix}')")
+
+
+#: the values of `TitleRouting.retrieval`
+ROUTING_MODES = ("off", "route")
+
+
+@dataclass
+class TitleRouting:
+    """Mixin for chunkers whose runs can be searched by title routing: `retrieval=route` searches only the chunks
+    of the document whose title the question names (`core.store.routing`), the metadata baseline beside CHOP's
+    CNM filter. It steers retrieval only: left out of `identity` (the chunks and their caches are the plain
+    chunker's), and out of the spec at its default, `off`."""
+
+    retrieval: str = "off"
+    retrieval_params: ClassVar[tuple[str, ...]] = ("retrieval",)
+
+    def check_retrieval(self) -> None:
+        if self.retrieval not in ROUTING_MODES:
+            raise ConfigError(f"retrieval must be one of {', '.join(ROUTING_MODES)} (got '{self.retrieval}'; "
+                              "filter and boost are chop's)")
 
 
 REGISTRY: dict[str, type[Chunker]] = {}
@@ -296,6 +325,8 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
             raise ConfigError(f"chunker '{name}' needs {NEED_NAMES.get(need, need)}, and none is configured")
     if isinstance(chunker, MetadataPrefix):
         chunker.check_prefix()
+    if isinstance(chunker, TitleRouting):
+        chunker.check_retrieval()
     chunker.validate()
     return chunker
 

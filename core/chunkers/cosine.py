@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.errors import ConfigError
@@ -16,7 +16,7 @@ from core.ingest.documents import Document
 
 @register
 @dataclass
-class CosineChunker(MetadataPrefix, Chunker):
+class CosineChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "cosine"
     needs = ("embedder",)
     threshold: float = 0.35

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
 from core.errors import ConfigError
 from core.ingest.documents import Document
@@ -26,7 +26,7 @@ the last id.
 
 @register
 @dataclass
-class LumberChunker(MetadataPrefix, Chunker):
+class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "lumber"
     version = 2  # long paragraphs split by the v2 recursive levels (sentencex)
     needs = ("chat",)

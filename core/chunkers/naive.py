@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, register, token_window_chunks
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, register, token_window_chunks
 from core.errors import ConfigError
 from core.ingest.documents import Document
 
 
 @register
 @dataclass
-class NaiveTokenChunker(MetadataPrefix, Chunker):
+class NaiveTokenChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "naive-500t"
     version = 2  # v1 shrank a window whose text re-tokenised to more than `size` and shifted the next ones
     size: int = 500

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, split_sized
 from core.errors import ConfigError
 from core.ingest.documents import Document
@@ -26,7 +26,7 @@ _HEADING_RE = re.compile(r"^(?:#{1,6}\s.*|[^\n]{1,80}(?<![.!?:;,。！？]))$")
 
 @register
 @dataclass
-class ParagraphChunker(MetadataPrefix, Chunker):
+class ParagraphChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "paragraph"
     #: v1 packed pieces of long paragraphs with their neighbours, which made it equal to recursive; v2 split long
     #: paragraphs' sentences with pysbd, v3 with sentencex (the recursive levels); v4 packs no two ordinary

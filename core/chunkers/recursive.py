@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.errors import ConfigError
 from core.ingest.documents import Document
@@ -13,7 +13,7 @@ from core.ingest.documents import Document
 
 @register
 @dataclass
-class RecursiveChunker(MetadataPrefix, Chunker):
+class RecursiveChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "recursive"
     version = 2  # v1 split sentences with pysbd; v2 with sentencex (text.separator_sentences)
     theta: int = 200

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.errors import ConfigError
@@ -23,7 +23,7 @@ from core.ingest.documents import Document
 
 @register
 @dataclass
-class SemanticChunker(MetadataPrefix, Chunker):
+class SemanticChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "semantic"
     needs = ("embedder",)
     percentile: float = 95.0

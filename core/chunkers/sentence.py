@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, build_chunks, register
+from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
 from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
 from core.errors import ConfigError
 from core.ingest.documents import Document
@@ -14,7 +14,7 @@ from core.ingest.documents import Document
 
 @register
 @dataclass
-class SentenceChunker(MetadataPrefix, Chunker):
+class SentenceChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "sentence"
     version = 2  # an overlap never makes a chunk that lies inside the one before
     max_tokens: int = 256

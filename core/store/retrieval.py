@@ -9,7 +9,8 @@ Retrieval modes, one for every chunker of a comparison so that it stays fair (`R
   missing from one list scoring 0 there). w is `lexical_weight` in both.
 
 A chunker may bring a `RetrievalPolicy` (`Chunker.retrieval_policy`; CHOP's CNM filter and boost are one, in
-`core.methods.chop.policy`). It composes with every mode. The policy tags each question, then either
+`core.methods.chop.policy`; title routing, `retrieval=route`, another, in `core.store.routing`). It composes with
+every mode. The policy tags each question, then either
 - "filter": only chunks whose stored tag the question's tags keep are searched, on both sides (a Chroma `where`
   filter on the policy's store field and a mask over the BM25 scores; a question the policy keeps nothing for
   is searched unfiltered). BM25 then reads the policy's `residual_query`: the question without the words the
@@ -19,7 +20,8 @@ A chunker may bring a `RetrievalPolicy` (`Chunker.retrieval_policy`; CHOP's CNM 
   Dense scores are cosines; fused and BM25 scores are first min-max normalised over the pool, so the same boost
   means the same on every scale.
 
-Multi-granular runs (children indexed) score a parent by its best child, in every mode.
+Multi-granular runs (children indexed) score a parent by its best child, in every mode; a filter keeps the children
+of the chunks it keeps (a boost needs a hybrid or BM25 mode there).
 A reranker (`core.store.rerank`, `RetrievalSettings.rerank`) then re-orders the top `rerank_depth` hits of any
 mode and policy before the top k are kept.
 With `explain`, every hit also carries its dense rank and cosine and its lexical rank and BM25 score, whatever
@@ -120,6 +122,7 @@ class RetrievalPolicy(Protocol):
     boost: float
     pool: int  # candidates a boost re-ranks (at least)
     store_field: str
+    label: str  # what the app calls the question's tags: "question CNM", "title routing"
 
     def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Each question's tags; `values` are the filter values the searched chunks carry."""
@@ -144,8 +147,9 @@ class QueryTags:
     """A question's tags and what the retrieval policy did with them."""
 
     tags: dict[str, Any]
-    applied: str = "none"  # "filter", "boost", "none (no model)", ...
+    applied: str = "none"  # "filter", "boost", "route", "none (no model)", "none (no title named)", ...
     values: list[str] = field(default_factory=list)  # the chunk values a filter kept
+    label: str = "question CNM"  # the policy's name for them (`RetrievalPolicy.label`)
 
 
 @dataclass
@@ -268,7 +272,8 @@ class Retriever:
             return []
         self.last_query_tags = []
         q_tags: list[dict[str, Any] | None] = [None] * len(queries)
-        if self.policy is not None and not (self.has_children and self.settings.mode == "dense"):
+        if self.policy is not None and not (self.has_children and self.settings.mode == "dense"
+                                            and self.policy.mode != "filter"):
             q_tags = list(self.policy.tag_queries(list(queries), self.chunk_values))
         n = max(k, self.settings.rerank_depth) if self.reranker is not None else k
         if self.settings.mode == "dense":
@@ -303,6 +308,8 @@ class Retriever:
     def _dense(self, vectors: np.ndarray, q_tags: list[dict[str, Any] | None], k: int) -> list[list[Hit]]:
         if self.has_children:
             pool = max(50, 10 * k)
+            if self.policy is not None and self.policy.mode == "filter":
+                return [self._children_filtered(vec, qt, k, pool) for vec, qt in zip(vectors, q_tags)]
             return [parents_by_best_child(found, self.by_id, k) for found in
                     self.store.query(self.collection, vectors, pool)]
         if self.policy is None:
@@ -320,7 +327,7 @@ class Retriever:
         """The chunk values a filter keeps for this question (recorded in `last_query_tags`); [] = unfiltered."""
         assert self.policy is not None
         values, applied = self.policy.filter_values(tags, self.chunk_values)
-        self.last_query_tags.append(QueryTags(tags, applied, values))
+        self.last_query_tags.append(QueryTags(tags, applied, values, self.policy.label))
         return values
 
     def _where(self, values: list[str]) -> dict[str, Any] | None:
@@ -336,6 +343,15 @@ class Retriever:
             h.tag_match = 1.0
         return hits
 
+    def _children_filtered(self, vector, tags: dict[str, Any] | None, k: int, pool: int) -> list[Hit]:
+        assert tags is not None
+        values = self._filter_values(tags)
+        hits = parents_by_best_child(self.store.query(self.collection, vector[None, :], pool,
+                                                      where=self._where(values))[0], self.by_id, k)
+        for h in hits:
+            h.tag_match = 1.0 if values else None
+        return hits
+
     def _boosted(self, vector, tags: dict[str, Any], k: int) -> list[Hit]:
         assert self.policy is not None
         pool = self.store.query(self.collection, vector[None, :], max(k, self.policy.pool))[0]
@@ -345,7 +361,7 @@ class Retriever:
             match = self.policy.match(tags, chunk)
             scored.append((sim + self.policy.boost * match, sim, match, chunk))
         scored.sort(key=lambda t: -t[0])
-        self.last_query_tags.append(QueryTags(tags, "boost"))
+        self.last_query_tags.append(QueryTags(tags, "boost", label=self.policy.label))
         return [Hit(chunk, score, rank, sim, match, unit_id=chunk.chunk_id) for rank, (score, sim, match, chunk) in
                 enumerate(scored[:k], start=1)]
 
@@ -397,7 +413,7 @@ class Retriever:
             match = self.policy.match(tags, self.by_id[c.cid])
             scored.append((norm + self.policy.boost * match, match, c))
         scored.sort(key=lambda t: -t[0])
-        self.last_query_tags.append(QueryTags(tags, "boost"))
+        self.last_query_tags.append(QueryTags(tags, "boost", label=self.policy.label))
         return [Hit(self.by_id[c.cid], score, rank, tag_match=match, unit_id=c.cid)
                 for rank, (score, match, c) in enumerate(scored[:k], start=1)]
 

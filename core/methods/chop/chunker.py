@@ -7,11 +7,12 @@ chunk is untouched; the prefix is stored beside it and embedded with it (before,
 Modes: "pairs" judges each adjacent pair independently (Eq. 2; all calls can run at once); "anchor" judges
 each window against the first window of the current run (sequential). Retrieval settings (`retrieval`,
 `boost`) give the chunker its `retrieval_policy` (core.methods.chop.policy); they do not change the chunks.
+`retrieval=route` is the title routing every chunker takes (core.store.routing), on CHOP's chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from core.ingest.documents import Document
 from core.llm.base import LLMError
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
 from core.methods.chop.policy import CnmPolicy, store_metadata
+from core.store.routing import TitleRoute
 
 
 def prefix_text(cnm: CNM) -> str:
@@ -55,11 +57,13 @@ class ChopChunker(Chunker):
             raise ConfigError("chop: need size >= 1 and 0 <= overlap < size")
         for key, value, allowed in (("mode", self.mode, ("pairs", "anchor")),
                                     ("prefix", self.prefix, ("before", "after", "none")),
-                                    ("retrieval", self.retrieval, ("off", "boost", "filter"))):
+                                    ("retrieval", self.retrieval, ("off", "boost", "filter", "route"))):
             if value not in allowed:
                 raise ConfigError(f"chop: {key} must be one of {', '.join(allowed)} (got '{value}')")
 
-    def retrieval_policy(self) -> CnmPolicy | None:
+    def retrieval_policy(self, titles: Mapping[str, str] | None = None) -> CnmPolicy | TitleRoute | None:
+        if self.retrieval == "route":
+            return TitleRoute(titles)
         return None if self.retrieval == "off" else CnmPolicy(self.retrieval, self._backend(), self.boost)
 
     store_metadata = staticmethod(store_metadata)

@@ -41,6 +41,7 @@ class CnmPolicy:
     boost: float = 0.1
     pool: int = 50
     store_field: str = STORE_FIELD
+    label: str = "question CNM"
 
     def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Each question's CNM. A backend that can (`extract`) tags it against the models the run's chunks carry

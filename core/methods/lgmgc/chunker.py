@@ -22,6 +22,7 @@ from core.chunkers.base import (
     Chunker,
     Chunking,
     MetadataPrefix,
+    TitleRouting,
     build_chunks,
     chunker_class,
     make_chunker,
@@ -96,7 +97,7 @@ def split_statistics(traces: list[dict[str, Any]]) -> dict[str, float] | None:
 
 @register
 @dataclass
-class LogitsGuidedChunker(MetadataPrefix, Chunker):
+class LogitsGuidedChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "lg"
     version = 2  # a sentence end inside a word moves to the word's end (no characters left out)
     needs = ("scorer",)
@@ -135,7 +136,7 @@ def add_children(doc: Document, parents: list[Chunk], theta: int) -> list[Chunk]
 
 @register
 @dataclass
-class MultiGranularChunker(MetadataPrefix, Chunker):
+class MultiGranularChunker(MetadataPrefix, TitleRouting, Chunker):
     """Children over another chunker's parents: by default `recursive` (the MG-only ablation)."""
 
     name = "mg"
