@@ -98,6 +98,17 @@ def cnm_badges_html(cnm: dict | None, source: str | None = None, sources: dict |
     return "".join(parts)
 
 
+def query_tags_html(query_tags) -> str:
+    """What a chunker's retrieval policy made of the question (a `QueryTags`): its name for the tags, what it
+    applied ("filter", "route", "none (one document: no titles to route by)") and the tags as badges: CHOP's
+    category / nouns / model, or the titles routing matched."""
+    tags = query_tags.tags or {}
+    titles = "".join(f'<span style="background:#047857;color:white;border-radius:6px;padding:1px 6px;'
+                     f'margin-right:4px;font-size:0.75rem">title: {esc(t)}</span>' for t in tags.get("titles") or [])
+    return (f"<small>{esc(query_tags.label)} ({esc(query_tags.applied)}):</small> " + cnm_badges_html(tags)
+            + titles)
+
+
 def hit_ranks_text(hit) -> str:
     """Where a hit stood on each side, whatever the mode: dense rank and cosine, lexical rank and BM25 score."""
     dense = ("dense " + (f"#{hit.dense_rank}" if hit.dense_rank else "beyond the pool")

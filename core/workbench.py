@@ -30,11 +30,13 @@ from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_t
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.services import Services
 from core.store.retrieval import Hit, QueryTags, RetrievalSettings, Retriever
+from core.store.routing import document_titles
 
 DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
                  "chop:retrieval=filter"]
-# slower ones, offered but not run by default: a local LM forward pass per window, or an LLM call per group
-MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after"]
+# offered but not run by default: slower ones (a local LM forward pass per window, or an LLM call per group) and
+# retrieval variants (title routing, the metadata baseline beside CHOP's filter)
+MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after", "naive-500t:retrieval=route"]
 Progress = Callable[[str, int, int], None]
 
 
@@ -67,6 +69,8 @@ class ChunkerResult:
     llm_calls: int = 0
     #: what asking this run a question needs and that no question changes (see `run_query`); built on first use
     query_state: RunQuery | None = field(default=None, repr=False, compare=False)
+    #: doc_id -> title of the documents the run covers, what `retrieval=route` routes by (one, for a joined stream)
+    titles: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -106,7 +110,7 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
                 results[spec] = ChunkerResult(spec, error=str(exc),
                                               seconds=chunked.seconds + time.perf_counter() - started)
                 continue
-            results[spec] = ChunkerResult(spec, chunked.run, indexed,
+            results[spec] = ChunkerResult(spec, chunked.run, indexed, titles=document_titles(corpus.documents),
                                           seconds=chunked.seconds + time.perf_counter() - started,
                                           llm_calls=chunked.llm_calls)
     finally:  # a stopped run (an exception, the app's rerun) leaves the chunking under way to finish and cache
@@ -163,10 +167,11 @@ class QueryResult:
 
 def retriever_for(services: Services, result: ChunkerResult, retrieval: RetrievalSettings | None = None,
                   explain: bool = False) -> Retriever:
-    """A new retriever over one indexed run (a dict over all its chunks, its CNM policy): per run, not per
-    question, so `ask_all` keeps it in `run_query`. `retrieval` defaults to the services' settings."""
+    """A new retriever over one indexed run (a dict over all its chunks, its retrieval policy: CHOP's CNM filter,
+    title routing by the run's `titles`): per run, not per question, so `ask_all` keeps it in `run_query`.
+    `retrieval` defaults to the services' settings."""
     assert result.run is not None and result.indexed is not None
-    policy = make_chunker(result.spec, services.context()).retrieval_policy()
+    policy = make_chunker(result.spec, services.context()).retrieval_policy(result.titles)
     settings = retrieval or services.settings.retrieval_settings()
     lexical = result.indexed.lexical
     if services.lexical is not None and (settings.uses_lexical or explain):
@@ -316,7 +321,8 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False)
     started = time.perf_counter()
     indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
-    return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started), changed
+    return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started,
+                         titles=document_titles(corpus.documents)), changed
 
 
 def replay_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, state
-from components.html import cnm_badges_html, esc, hit_ranks_text, marked_text_html, md_escape, retrieval_text
+from components.html import esc, hit_ranks_text, marked_text_html, md_escape, query_tags_html, retrieval_text
 from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
 from core.evaluation.metrics import Span
@@ -104,13 +104,13 @@ for row_start in range(0, len(specs), 4):
                 st.error(md_escape(a.error))  # it may quote a server's reply
                 continue
             if a.query_tags:
-                st.html(f"<small>question CNM ({esc(a.query_tags.applied)}):</small> "
-                        + cnm_badges_html(a.query_tags.tags))
+                st.html(query_tags_html(a.query_tags))
+            matched = "title match" if a.query_tags and a.query_tags.label == "title routing" else "CNM match"
             for h in a.hits:
                 relevant = a.score.relevant[h.rank - 1] if a.score else None
                 mark = (' <span style="color:#15803d">relevant</span>' if relevant else
                         (' <span style="color:#b91c1c">not relevant</span>' if relevant is False else ""))
-                boost = f" · CNM match {h.tag_match:g}" if h.tag_match else ""
+                boost = f" · {matched} {h.tag_match:g}" if h.tag_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""
                 kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(h.children)} child hit(s): '

@@ -6,13 +6,16 @@ The JSON it writes is a contract other tools script against:
  "mean_chunk_tokens": float, "seconds": {"chunk": .., "embed": .., "index": .., "query": ..}}}}
 plus extra keys (standard deviations, `wrong_doc@K`, `seconds.lexical` when BM25 is used, settings, each
 method's report fields (`core.chunkers.base.register_report_fields`: boundary P/R/F1, LGMGC's pass counts;
-`words_per_second` only for the scorer's chunkers) and "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} at
-the top level). With several --data folders the file holds a list of them. Keys are added, never renamed.
+`words_per_second` only for the scorer's chunkers), `retrieval_applied` (what a chunker's retrieval policy did with
+the questions, counted: {"filter": 48, "none (no model)": 2}, {"none (one document: no titles to route by)": 56};
+{} without a policy) and "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} at the top level). With several
+--data folders the file holds a list of them. Keys are added, never renamed.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +30,7 @@ from core.ingest.documents import Document
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
 from core.store.retrieval import RetrievalSettings, Retriever
+from core.store.routing import document_titles
 
 
 @dataclass
@@ -63,6 +67,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     embedder, store = services.embedder, services.store
     lexical = services.lexical if options.retrieval.uses_lexical else None
     source_of = source_resolver(data.documents)
+    titles = document_titles(data.documents)  # what `retrieval=route` routes by (a joined stream has one)
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
@@ -78,11 +83,12 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
         t0 = time.perf_counter()
-        retriever = Retriever(store, indexed.collection, run.chunks, embedder, chunker.retrieval_policy(),
+        retriever = Retriever(store, indexed.collection, run.chunks, embedder, chunker.retrieval_policy(titles),
                               options.retrieval, indexed.lexical,
                               reranker=services.reranker(options.retrieval, _texts(data.documents)))
         hits = retriever.search_many(queries, max_k)
         query_seconds = time.perf_counter() - t0
+        applied = Counter(t.applied for t in retriever.last_query_tags)
         calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
         retrieved = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
         scores, _ = evaluate(refs, retrieved, run.spans(), options.ks, source_of)
@@ -109,6 +115,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             **report_fields(data.documents, run),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
             "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
+            "retrieval_applied": dict(applied.most_common()),
             **generated,
         }
     return {
@@ -171,4 +178,7 @@ def format_table(report: dict[str, Any]) -> str:
              + (", product-qualified queries" if report["qualify_queries"] else "")]
     for row in [header, *rows]:
         lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
+    for name, r in results.items():  # what a retrieval policy did with the questions, said plainly
+        if r.get("retrieval_applied"):
+            lines.append(f"{name}: " + ", ".join(f"{what} {n}" for what, n in r["retrieval_applied"].items()))
     return "\n".join(lines)
