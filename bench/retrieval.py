@@ -123,6 +123,122 @@ def _mode_tables(folder: Path, stem: str, title: str, data: str, qualify: bool) 
     return lines + [""]
 
 
+#: title routing against CHOP's filter (docs/results/route_*.json): report stem, data folder, joined
+ROUTE_REPORTS = (
+    ("route_emanual_galaxy", "../shared/data/emanual_galaxy", False),
+    ("route_eurorack", "../shared/data/eurorack_modules", False),
+    ("route_sample", "sample_data/qa", False),
+    ("route_eurorack_joined", "../shared/data/eurorack_modules", True),
+    ("route_sample_joined", "sample_data/qa", True),
+)
+ROUTE_SPECS = "naive-500t,naive-500t:retrieval=route,chop:retrieval=filter,chop:retrieval=route"
+
+
+def route_command(folder: Path) -> str:
+    """The commands that made the title-routing reports (also the results index's command for them)."""
+    lines = [f"S={ROUTE_SPECS}"]
+    for stem, data, join in ROUTE_REPORTS:
+        if (p := folder / f"{stem}.json").exists():
+            embedder = embedder_flag(first_report(json.loads(p.read_text(encoding="utf-8"))).get("embedder"))
+            lines.append(f"python -m core bench {embedder}--llm extract --data {data} --chunkers $S --k 1,3,10 "
+                         f"--qualify-queries{' --join' if join else ''} --out docs/results/{stem}.json")
+    return "\n".join(lines)
+
+
+def _applied(r: dict[str, Any]) -> str:
+    return ", ".join(f"{what}: {n}" for what, n in (r.get("retrieval_applied") or {}).items()) or "-"
+
+
+def _route_section(folder: Path) -> list[str]:
+    """Title routing (`retrieval=route`) beside CHOP's filter, with and without titles, and its lexical side."""
+    reports = {stem: (first_report(json.loads(p.read_text(encoding="utf-8"))), join)
+               for stem, _, join in ROUTE_REPORTS if (p := folder / f"{stem}.json").exists()}
+    if not reports:
+        return []
+    lines = ["## Routing by title, the metadata baseline beside CHOP's filter", "",
+             "Many deployments know each document's product from its metadata. `retrieval=route` (any chunker, "
+             "`chop` too; retrieval only, so it shares the plain chunker's chunks and caches) matches the product a "
+             "question names against the documents' titles, with the normaliser CHOP's model tags are matched with "
+             "(`models_match`), and searches only the named document's chunks: a Chroma `where` on `doc_id` and a "
+             "mask over BM25 (`core.store.routing`). A title is named by a run of the question's words holding "
+             "its rarest word (\"S10\", \"Lite\", \"Shades\"); where runs overlap the longest wins, so \"Galaxy "
+             "S10 Lite\" routes to the S10 Lite and \"Galaxy S10e\" never to the S10. Routing needs titles: a "
+             "joined stream (one document made of segments) or a single upload has none to route by, so it searches "
+             "unfiltered and records `none (one document: no titles to route by)`; a question naming no title is "
+             "searched unfiltered too (`none (no title named)`). CHOP's filter infers its tags from the text "
+             "instead. The questions name their product (`--qualify-queries`), which is when either can narrow "
+             "the search; the plain questions of these sets name no product, and routing then changes nothing. "
+             "CHOP's CNM backend is `extract` (the default); retrieval is the default hybrid.", "",
+             "```bash", route_command(folder), "```", "",
+             "| run | chunker | hit@1 | hit@10 | MRR@10 | wrong_doc@10 | what the policy applied (questions) |",
+             "|---|---|---|---|---|---|---|"]
+    for report, _ in reports.values():
+        run = f"{report['dataset']}, {report['n_documents']} document{'s' if report['n_documents'] > 1 else ''}"
+        for spec, r in report["results"].items():
+            lines.append(f"| {run} | `{spec}` | {r['hit@1']:.3f} | {r['hit@10']:.3f} | {r['mrr@10']:.3f} | "
+                         f"{r['wrong_doc@10']:.3f} | {_applied(r)} |")
+    base, route, chop = "naive-500t", "naive-500t:retrieval=route", "chop:retrieval=filter"
+    lines += ["", "hit@1 / MRR@10 of `naive-500t`, `naive-500t` routed by title, and CHOP's filter:", ""]
+    titled, streams = [], []
+    for report, join in reports.values():
+        res = report["results"]
+        if not all(c in res for c in (base, route, chop)):
+            continue
+        (streams if join else titled).append(res)
+        lines.append(f"- {report['dataset']}, {'one stream without titles' if join else 'with titles'}: "
+                     + "; ".join(f"{label} {res[c]['hit@1']:.3f} / {res[c]['mrr@10']:.3f}"
+                                 for label, c in (("plain", base), ("routed", route), ("CHOP's filter", chop)))
+                     + ".")
+    if titled:
+        ties = sum(r[route]["hit@1"] >= r[chop]["hit@1"] for r in titled)
+        wrong = max(max(r[route]["wrong_doc@10"], r[chop]["wrong_doc@10"]) for r in titled)
+        lines += ["", f"With titles, routing alone matches or beats CHOP's filter on hit@1 on {ties} of {len(titled)} "
+                  f"sets, with no tagging at all; both keep the top ten inside the named document (wrong_doc@10 at "
+                  f"most {wrong:.3f})"
+                  + (", so CHOP's inferred tags add little where the metadata already names the product."
+                     if 2 * ties >= len(titled) else ", and CHOP's inferred tags lead on the other sets.")]
+    if streams:
+        same = all(r[route][m] == r[base][m] for r in streams for m in ("hit@1", "hit@10", "mrr@10"))
+        gain = statistics.fmean(r[chop]["hit@1"] - r[base]["hit@1"] for r in streams)
+        lines += ["", "In one stream routing has nothing to route by: "
+                  + ("its rows are the plain ones to the last digit" if same else "it searches unfiltered")
+                  + f", while CHOP's filter, whose tags come from the text, still narrows the search (hit@1 "
+                  f"{gain:+.3f} over plain `naive-500t` on average). That is what CHOP adds over metadata routing."]
+    lines.append("")
+    if (folder / "route_residual.json").exists():
+        lines += _route_residual(json.loads((folder / "route_residual.json").read_text(encoding="utf-8")))
+    return lines
+
+
+def _route_residual(study: dict[str, Any]) -> list[str]:
+    """Routing's lexical side with and without the words that named the title (scripts/route_residual.py)."""
+    from core.store.routing import TitleRoute
+
+    lines = ["### Routing's lexical side: the question without the title's words, or the whole question", "",
+             "Once routing has kept one document's chunks, the words that named its title can only favour the "
+             "chunks that repeat the name, so BM25 reads the question without them, as CHOP's filter drops its "
+             "model's words. Dense search never reads it; the lexical modes are measured with and without.", "",
+             "```bash", study["command"], "```", "",
+             "| mode | set | chunker | without the title's words: hit@1 / hit@10 / MRR@10 | whole question |",
+             "|---|---|---|---|---|"]
+    pairs = []
+    for mode, per_set in study["results"].items():
+        for set_name, per_spec in per_set.items():
+            for spec, sides in per_spec.items():
+                kept, whole = sides["residual"], sides["whole question"]
+                pairs.append((kept, whole))
+                lines.append(f"| {mode} | {set_name} | `{spec}` | {_hits(kept)} | {_hits(whole)} |")
+    mean = {m: (statistics.fmean(k[m] for k, _ in pairs), statistics.fmean(w[m] for _, w in pairs))
+            for m in ("hit@1", "mrr@10")}
+    better = sum(k["mrr@10"] >= w["mrr@10"] for k, w in pairs)
+    lines += ["", f"Mean over these {len(pairs)} rows, hit@1 {mean['hit@1'][0]:.3f} against {mean['hit@1'][1]:.3f}, "
+              f"MRR@10 {mean['mrr@10'][0]:.3f} against {mean['mrr@10'][1]:.3f}; MRR@10 is at least as good without "
+              f"the title's words in {better} of {len(pairs)} rows. Routing "
+              + ("drops them (`TitleRoute.residual`)." if TitleRoute.residual
+                 else "reads the whole question (`TitleRoute.residual` is off)."), ""]
+    return lines
+
+
 def _cell(r: dict[str, Any]) -> str:
     return f"{r['hit@1']:.3f} / {r['mrr@10']:.3f} / {r['span_recall@5']:.3f}"
 
@@ -277,6 +393,7 @@ def render(folder: Path) -> str:
               "sample set", ""]
     for stem, title, data, qualify in MODE_TABLES:
         lines += _mode_tables(folder, stem, title, data, qualify)
+    lines += _route_section(folder)
     lines += ["## Choosing the default: every set at once", "", "```bash", sweep["command"], "```", "",
               f"Chunkers: {', '.join(f'`{c}`' for c in sweep['chunkers'])}. Each cell is hit@1 / hit@10 / MRR@10 "
               "(chroma_eval and covid_qa also span recall@5). `hybrid-rrf-W` fuses by reciprocal rank, "
