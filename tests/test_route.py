@@ -196,3 +196,25 @@ def test_bench_runs_route_and_says_when_there_is_nothing_to_route_by(manuals, tm
             assert routed["retrieval_applied"] == {ONE_DOCUMENT: 3}
             assert f"{ROUTE}: none (one document: no titles to route by) 3" in proc.stdout
             assert all(routed[m] == results[PLAIN][m] for m in ("hit@1", "hit@3", "mrr@3"))  # unfiltered
+
+
+def test_the_query_page_draws_routing_on_the_sample_set(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+    from tests.test_app import click, load_sample
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = ["naive-500t", "naive-500t:retrieval=route"]
+    load_sample(at.run())
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    at.switch_page("pages/query.py").run()
+    at.selectbox[0].select_index(1).run()  # the sample set's first question
+    at.checkbox[0].check().run()  # with its product in front: "Nordwind 225B air conditioner: ..."
+    at = click(at, "Ask every chunker")
+    assert not at.exception and not at.error
+    htmls = " ".join(h.proto.body for h in at.get("html"))
+    assert "title routing (route):" in htmls and "title: Nordwind 225B Split Air Conditioner" in htmls
+    assert "title match 1" in htmls and "question CNM" not in htmls
