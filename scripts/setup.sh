@@ -35,7 +35,12 @@ if [ -f requirements-nodeps.txt ]; then install_once requirements-nodeps.txt --n
 
 if [ "$TEST" = 1 ]; then
   install_once requirements-test.txt
-  if [ -f requirements-server.txt ]; then install_once requirements-server.txt; fi
+  if [ -f requirements-server.txt ]; then
+    # llama-cpp-python builds llama.cpp from source. A native build on a CPU with AMX takes ggml's AMX kernels,
+    # which crash on the first decode (ggml-org/llama.cpp#20824), so build for the portable x86-64 set (AVX2, FMA,
+    # F16C) instead; --no-cache-dir keeps pip from reusing a wheel built with other flags.
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" install_once requirements-server.txt --no-cache-dir
+  fi
   if ! command -v chromium >/dev/null 2>&1 && [ -d tests/browser ]; then
     echo "installing Debian's chromium for the browser tests"
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
