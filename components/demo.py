@@ -9,6 +9,7 @@ from components import charts, state
 from components.html import md_escape
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
+from core.evaluation.report import retrieval_phrase
 from core.workbench import DEFAULT_SPECS, guided_demo
 
 
@@ -39,8 +40,8 @@ def render() -> None:
         st.caption(f"Runs {len(DEFAULT_SPECS)} chunkers; the first run takes about a minute, later ones come "
                    "from the caches.")
         return
-    mode = summary.report.get("retrieval", {}).get("mode", "dense")
-    st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval {mode}, "
+    st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval "
+                f"{retrieval_phrase(summary.report)}, "
                 f"{summary.seconds:.1f} s")
     table = pd.DataFrame(summary.table()).astype({"boundary F1": "float"})  # no decisions: an empty cell
     st.dataframe(table, hide_index=True, width="stretch",

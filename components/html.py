@@ -126,5 +126,5 @@ def retrieval_text(retrieval) -> str:
     if retrieval.mode == "hybrid":
         text += f" ({retrieval.fusion}, lexical weight {retrieval.lexical_weight:g})"
     if retrieval.rerank != "none":
-        text += f", reranked by {retrieval.rerank} (top {retrieval.rerank_depth})"
+        text += f", reranked by {retrieval.rerank} (top {retrieval.rerank_depth}, weight {retrieval.rerank_weight:g})"
     return text

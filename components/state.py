@@ -115,7 +115,8 @@ def _services(settings_json: str, key_digest: str, _keys: KeyRing) -> Services:
 
 #: settings that steer only uploads and how runs are searched, not the services or the chunks: changing them must
 #: not reload models or drop runs (pages pass them to `core.workbench` with each call)
-_NOT_SERVICES = {"max_upload_mb", "top_k", "retrieval", "fusion", "lexical_weight", "rerank", "rerank_depth"}
+_NOT_SERVICES = {"max_upload_mb", "top_k", "retrieval", "fusion", "lexical_weight", "rerank", "rerank_depth",
+                 "rerank_weight"}
 
 
 def services() -> Services | None:

@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "or model (--rerank-model); default: the app's")
     bench.add_argument("--rerank-depth", type=int, default=None, metavar="N",
                        help="how many first-stage hits the reranker re-orders (default 20)")
+    bench.add_argument("--rerank-weight", type=float, default=None, metavar="W",
+                       help="the reranker's weight against the first-stage rank, 0 to 1 (default: maxsim's "
+                            "measured weight, a model's 1)")
     bench.add_argument("--rerank-model", default=None, metavar="FOLDER|URL",
                        help="for --rerank model: a sentence-transformers CrossEncoder folder or a /rerank server URL")
     bench.add_argument("--answers", type=int, default=0, metavar="N",
@@ -179,7 +182,7 @@ def settings_from_flags(args: argparse.Namespace):
               "chroma_server": chroma, "retrieval": retrieval.mode,
               "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight,
               "rerank_model": getattr(args, "rerank_model", None) or ""}
-    for flag in ("rerank", "rerank_depth"):
+    for flag in ("rerank", "rerank_depth", "rerank_weight"):
         if getattr(args, flag, None) is not None:
             values[flag] = getattr(args, flag)
     if args.workspace:

@@ -56,6 +56,9 @@ class Services:
     lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
     #: the operator's reranker (`rerank_model`), loaded on first use: None until a search asks for "model"
     model_reranker: Callable[[], Reranker] | None = field(default=None, repr=False)
+    #: sentence max-sim rerankers by the documents they read: every chunker of a library shares one, so each
+    #: document's sentence vectors are read from the cache once, not once per chunker
+    _maxsim: dict[tuple[tuple[str, int], ...], Reranker] = field(default_factory=dict, repr=False)
 
     def context(self) -> ChunkerContext:
         return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
@@ -65,7 +68,13 @@ class Services:
         if retrieval.rerank == "maxsim":
             from core.store.rerank import SentenceMaxSim
 
-            return SentenceMaxSim(self.embedder, texts)
+            key = tuple(sorted((doc_id, hash(text)) for doc_id, text in texts.items()))
+            held = self._maxsim.get(key)
+            if held is None:
+                while len(self._maxsim) >= 8:  # a few libraries' worth; the oldest goes first
+                    self._maxsim.pop(next(iter(self._maxsim)))
+                held = self._maxsim[key] = SentenceMaxSim(self.embedder, dict(texts))
+            return held
         if retrieval.rerank == "model":
             if self.model_reranker is None:
                 raise ConfigError("reranking with a model needs a reranker: a CrossEncoder folder or a /rerank URL "

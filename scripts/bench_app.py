@@ -45,8 +45,10 @@ def chunking_and_queries(workspace: Path) -> None:
               f"{label}: {total:.1f} s  [{per}]")
     from core.store.retrieval import RetrievalSettings
 
-    for mode in ("hybrid", "bm25", "dense"):  # hybrid first: it pays for embedding each new question
-        retrieval = RetrievalSettings(mode)
+    default = services.settings.retrieval_settings()
+    searches = {f"the default ({default.mode}, reranked by {default.rerank})": default,
+                **{mode: RetrievalSettings(mode) for mode in ("hybrid", "bm25", "dense")}}
+    for mode, retrieval in searches.items():  # the default first: it pays for embedding each new question
         ask_all(services, results, "warm-up question", 5, retrieval=retrieval)  # builds each run's retriever once
         times = []
         for q in ds.questions[:20]:

@@ -107,6 +107,9 @@ def test_query_page_compares_every_chunker(app):
     assert "question CNM (filter)" in htmls  # the CNM-aware run shows what it did with the question
     assert "wrong_doc@5" in metrics.columns and metrics["wrong_doc@5"].between(0, 1).all()
     assert "dense #" in htmls and "BM25 #" in htmls  # every hit shows where it stood on both sides
+    # the default reranker (maxsim) is named, and each hit says where it stood before it
+    assert any("reranked by maxsim (top 20, weight 0.4)" in c.value for c in at.caption)
+    assert "reranked from #" in htmls
     grid = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert len(grid["y"]) == len(FAST_SPECS) and all("wrong_doc" in y for y in grid["y"])  # one row per chunker
     assert any("★" in cell for row in grid["text"] for cell in row)  # the gold document is marked
@@ -120,13 +123,13 @@ def test_query_page_compares_every_chunker(app):
     assert not at.exception and not at.error
     log = at.dataframe[1].value
     assert list(log["retrieval"]) == ["hybrid"] * len(FAST_SPECS) + ["dense"] * len(FAST_SPECS)
-    # with a reranker, every chunker's hits say where they stood before it
-    at.session_state["settings"] = at.session_state["settings"].model_copy(update={"rerank": "maxsim"})
+    # without a reranker, the hits keep the first stage's order and say nothing of one
+    at.session_state["settings"] = at.session_state["settings"].model_copy(update={"rerank": "none"})
     at.run()
-    assert any("reranked by maxsim (top 20)" in c.value for c in at.caption)
+    assert not any("reranked by" in c.value for c in at.caption)
     at = click(at, "Ask every chunker")
     assert not at.exception and not at.error
-    assert "reranked from #" in " ".join(h.proto.body for h in at.get("html"))
+    assert "reranked from #" not in " ".join(h.proto.body for h in at.get("html"))
 
 
 def test_benchmark_page_runs_and_offers_downloads(app):
@@ -229,12 +232,13 @@ def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
 def test_the_reranker_setting_persists(app, tmp_path):
     from core.settings import load_settings
 
+    assert "reranked by maxsim (top 20" in app.sidebar.caption[-1].value  # the default
     [rerank] = [s for s in app.selectbox if s.label == "Rerank the top hits"]
-    rerank.select("maxsim")
+    rerank.select("none")
     at = click(app, "Save settings")
     assert not at.exception
-    assert load_settings(tmp_path / "ws").rerank == "maxsim"
-    assert "reranked by maxsim (top 20)" in at.sidebar.caption[-1].value
+    assert load_settings(tmp_path / "ws").rerank == "none"
+    assert "reranked" not in at.sidebar.caption[-1].value
 
 
 def test_the_scorer_engine_setting_persists_and_picks_llama_cpp(app, tmp_path):

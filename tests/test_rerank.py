@@ -173,3 +173,38 @@ def test_bench_reranks_through_a_server_and_records_it(tmp_path):
     bad = run_cli("bench", "--data", "sample_data/qa", "--chunkers", "paragraph", "--rerank", "model", "--quiet",
                   workspace=tmp_path / "ws")
     assert bad.returncode != 0 and "needs a reranker" in bad.stderr
+
+
+def test_the_default_search_reranks_with_maxsim_at_its_measured_weight():
+    from core.store.rerank import DEFAULT_WEIGHTS
+
+    default = Settings().retrieval_settings()
+    assert (default.rerank, default.rerank_depth) == ("maxsim", 20)
+    assert default.rerank_weight == DEFAULT_WEIGHTS["maxsim"] and 0 < default.rerank_weight < 1
+    assert RetrievalSettings(rerank="model").rerank_weight == 1.0  # a model's order is taken alone
+    assert Settings(rerank_weight=0.7).retrieval_settings().rerank_weight == 0.7  # a chosen weight is kept
+    assert default.describe()["rerank_weight"] == DEFAULT_WEIGHTS["maxsim"]
+    assert "rerank" not in RetrievalSettings().describe()  # reports without a reranker keep their old keys
+
+
+def _report(**per_chunker: tuple[float, float, float, float]) -> dict:
+    """A bench report's results: chunker -> (hit@1, hit@10, mrr@10, span_recall@5)."""
+    return {"results": {c: dict(zip(("hit@1", "hit@10", "mrr@10", "span_recall@5"), v))
+                        for c, v in per_chunker.items()}}
+
+
+def test_the_weight_rule_refuses_a_span_recall_loss_on_a_large_set():
+    from bench.rerank import choose
+
+    reports = {"emanual_q": {"none": _report(a=(0.5, 0.9, 0.6, 0.8)),
+                             "maxsim-0.4": _report(a=(0.6, 0.9, 0.70, 0.8)),
+                             "maxsim-0.5": _report(a=(0.6, 0.9, 0.72, 0.8))},
+               "chroma_eval": {"none": _report(a=(0.7, 0.98, 0.80, 0.948)),
+                               "maxsim-0.4": _report(a=(0.7, 0.98, 0.80, 0.949)),
+                               "maxsim-0.5": _report(a=(0.7, 0.98, 0.81, 0.944))}}
+    choice = choose(reports)
+    assert choice["rows"]["maxsim-0.5"]["mean_mrr@10"] > choice["rows"]["maxsim-0.4"]["mean_mrr@10"]
+    assert choice["rows"]["maxsim-0.5"]["worst_large_span_recall@5_loss"] == pytest.approx(0.004)
+    assert choice["winner"] == "maxsim-0.4"  # 0.5 reads better on average but loses span recall on chroma_eval
+    reports["emanual_q"]["maxsim-0.4"] = _report(a=(0.45, 0.9, 0.70, 0.8))  # 0.05 of hit@1 lost on one set
+    assert choose(reports)["winner"] == "none"

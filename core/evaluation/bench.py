@@ -25,6 +25,7 @@ from core.chunkers.base import make_chunker, report_fields
 from core.evaluation.collisions import top1_sources
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import evaluate, source_resolver
+from core.evaluation.report import retrieval_phrase
 from core.ingest.datasets import QADataset, joined
 from core.ingest.documents import Document
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
@@ -172,9 +173,8 @@ def format_table(report: dict[str, Any]) -> str:
                      *["-" if r.get(c) is None else f"{r[c]:.3g}" for c in extra],
                      f"{s['chunk']:.1f}", f"{s['embed']:.1f}", f"{s['index']:.1f}", f"{s['query']:.2f}"])
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    mode = report.get("retrieval", {}).get("mode", "dense")
     lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents, "
-             f"embedder {report['embedder']}, retrieval {mode}"
+             f"embedder {report['embedder']}, retrieval {retrieval_phrase(report)}"
              + (", product-qualified queries" if report["qualify_queries"] else "")]
     for row in [header, *rows]:
         lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())

@@ -69,13 +69,23 @@ def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
     return columns, [name for name, get in EXTRAS.items() if any(get(r) is not None for r in results)]
 
 
+def retrieval_phrase(report: dict[str, Any]) -> str:
+    """How a report's chunkers were searched, in a few words: the mode, and the second stage if there was one."""
+    retrieval = report.get("retrieval", {})
+    text = retrieval.get("mode", "dense")
+    if retrieval.get("rerank", "none") != "none":
+        text += (f", reranked by {retrieval['rerank']} (top {retrieval.get('rerank_depth')}, "
+                 f"weight {retrieval.get('rerank_weight', 1.0):g})")
+    return text
+
+
 def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[int] | None = None) -> str:
     """One row per chunker: parents, children, mean parent tokens, each metric@k, then cost columns that
     carry information in this report (wall seconds always)."""
     results = report["results"]
     columns, extras = _columns(list(results.values()), metrics, list(ks or report["k"]))
     header = ["chunker", "chunks", "children", "tokens", *columns, *extras]
-    retrieval = report.get("retrieval", {}).get("mode", "dense")
+    retrieval = retrieval_phrase(report)
     lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents"
              + (" joined into one stream" if report.get("joined") else "")
              + f", embedder {report['embedder']}, retrieval {retrieval}"

@@ -41,7 +41,7 @@ from core.errors import ConfigError
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore
 from core.store.lexical import TOKENIZER_VERSION, LexicalIndex
-from core.store.rerank import RERANKERS, Reranker, rerank_order
+from core.store.rerank import DEFAULT_WEIGHTS, RERANKERS, Reranker, rerank_order
 
 MODES = ("dense", "bm25", "hybrid")
 FUSIONS = ("rrf", "weighted")
@@ -60,7 +60,8 @@ class RetrievalSettings:
     pool: int = 100  # candidates taken from each side before fusing or boosting (at least 10 * k)
     rerank: str = "none"  # "none" | "maxsim" | "model" (core.store.rerank)
     rerank_depth: int = 20  # how many first-stage hits the reranker re-orders
-    rerank_weight: float = 1.0  # the reranker's weight in the fusion with the first-stage rank (1: its order alone)
+    # the reranker's weight in the fusion with the first-stage rank (1: its order alone); None: DEFAULT_WEIGHTS's
+    rerank_weight: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -73,6 +74,8 @@ class RetrievalSettings:
             raise ConfigError("rrf_k and pool must be at least 1")
         if self.rerank not in RERANKERS:
             raise ConfigError(f"rerank must be one of {', '.join(RERANKERS)} (got '{self.rerank}')")
+        if self.rerank_weight is None:
+            object.__setattr__(self, "rerank_weight", DEFAULT_WEIGHTS[self.rerank])
         if self.rerank_depth < 1 or not 0.0 <= self.rerank_weight <= 1.0:
             raise ConfigError("rerank depth must be at least 1 and its weight between 0 and 1")
 
@@ -90,8 +93,8 @@ class RetrievalSettings:
         elif self.mode == "bm25":
             out["pool"] = self.pool
         if self.uses_lexical:
-            out["lexical"] = (f"bm25s lucene k1=1.5 b=0.75; tokenizer {TOKENIZER_VERSION}: English stop words, "
-                              "no stemming, CJK character bigrams")
+            out["lexical"] = (f"bm25s lucene k1=1.5 b=0.75; tokenizer {TOKENIZER_VERSION}: English stop words and "
+                              "one-character letters and digits dropped, Snowball stemming, CJK character bigrams")
         if self.rerank != "none":
             out.update(rerank=self.rerank, rerank_depth=self.rerank_depth, rerank_weight=self.rerank_weight)
         return out
@@ -294,7 +297,7 @@ class Retriever:
         assert self.reranker is not None
         head = hits[:self.settings.rerank_depth]
         scores = self.reranker.scores(query, vector, [h.chunk for h in head])
-        order = rerank_order(scores, self.settings.rerank_weight, self.settings.rrf_k)
+        order = rerank_order(scores, float(self.settings.rerank_weight or 0.0), self.settings.rrf_k)
         out = [head[i] for i in order] + hits[len(head):]
         for rank, hit in enumerate(out, start=1):
             hit.first_rank = hit.rank
