@@ -63,6 +63,26 @@ def test_maxsim_scores_a_chunk_by_its_best_sentence(cached_minilm):
         maxsim.scores(question, q, [_chunk(0, 10, doc_id="elsewhere")])
 
 
+
+def test_maxsim_embeds_only_the_sentences_of_the_chunks_it_scores(cached_minilm):
+    class Counting:
+        key, seen = cached_minilm.key, []
+
+        def embed(self, texts, progress=None):
+            self.seen.extend(texts)
+            return cached_minilm.embed(texts)
+
+    counting = Counting()
+    maxsim = SentenceMaxSim(counting, {"heater": TEXT})
+    q = cached_minilm.embed(["modes"])[0]
+    first = _chunk(0, TEXT.index("Press MODE"))
+    maxsim.scores("modes", q, [first])
+    assert [t.strip() for t in counting.seen] == ["The heater has three modes."]  # not the other three sentences
+    maxsim.scores("modes", q, [first, _chunk(0, TEXT.index("The filter"))])
+    assert [t.strip() for t in counting.seen] == ["The heater has three modes.",
+                                                  "Press MODE to switch between them."]  # each once
+
+
 DOCS = [Document("heater", "Heater manual", TEXT),
         Document("fan", "Fan manual", "The fan has two speeds. Its blades are wiped with a dry cloth every week. "
                  "The fan stops when it tips over.")]

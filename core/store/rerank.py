@@ -59,16 +59,41 @@ def rerank_order(scores: Sequence[float], weight: float, rrf_k: int = 60) -> lis
 
 @dataclass
 class _DocSentences:
+    """A document's sentences and, row by row as chunks ask for them, their unit vectors."""
+
+    text: str
     starts: np.ndarray
     ends: np.ndarray
-    vectors: np.ndarray  # unit length, one row per sentence
+    vectors: np.ndarray | None = None  # (sentences, dim) once the first row is embedded
+    filled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def held_by(self, chunk: Chunk) -> np.ndarray:
+        """The sentences a chunk holds: at least half inside it, or, for a chunk shorter than half of the
+        sentence it sits in, the sentences it touches."""
+        inside = np.minimum(self.ends, chunk.end) - np.maximum(self.starts, chunk.start)
+        held = np.flatnonzero(inside * 2 >= self.ends - self.starts)
+        return held if held.size else np.flatnonzero(inside > 0)
+
+    def fill(self, rows: np.ndarray, embedder: Embedder) -> None:
+        missing = rows[~self.filled[rows]] if self.filled.size else rows
+        if missing.size == 0:
+            return
+        vecs = np.asarray(embedder.embed([self.text[self.starts[i]:self.ends[i]] for i in missing]), dtype=np.float32)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        if self.vectors is None:
+            self.vectors = np.zeros((len(self.starts), vecs.shape[1]), dtype=np.float32)
+            self.filled = np.zeros(len(self.starts), dtype=bool)
+        self.vectors[missing] = vecs
+        self.filled[missing] = True
 
 
 @dataclass
 class SentenceMaxSim:
     """A chunk's score is the cosine of the question with the best of the sentences it holds (a sentence counts
     when at least half of it lies inside the chunk; a chunk inside one long sentence gets that sentence).
-    `texts` maps each document id of the run to its text, the text the chunk offsets point into."""
+    `texts` maps each document id of the run to its text, the text the chunk offsets point into. Only the
+    sentences of chunks that reach a reranked head are embedded, once each, so the first question over a large
+    upload costs a few hundred sentences, not the whole library."""
 
     embedder: Embedder
     texts: Mapping[str, str]
@@ -88,24 +113,21 @@ class SentenceMaxSim:
             if text is None:
                 raise ChunkLensError(f"maxsim reranking: the text of document '{doc_id}' is not known")
             spans = T.sentences(text) or [(0, len(text))]
-            vecs = np.asarray(self.embedder.embed([text[s:e] for s, e in spans]), dtype=np.float32)
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-            held = self._docs[doc_id] = _DocSentences(np.array([s for s, _ in spans]), np.array([e for _, e in spans]),
-                                                      vecs)
+            held = self._docs[doc_id] = _DocSentences(text, np.array([s for s, _ in spans]),
+                                                      np.array([e for _, e in spans]))
         return held
 
     def scores(self, query: str, vector: np.ndarray, chunks: Sequence[Chunk]) -> list[float]:
         q = np.asarray(vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
-        out = []
-        for chunk in chunks:
-            doc = self._sentences(chunk.doc_id)
-            inside = np.minimum(doc.ends, chunk.end) - np.maximum(doc.starts, chunk.start)
-            held = np.flatnonzero(inside * 2 >= doc.ends - doc.starts)
-            if held.size == 0:  # a chunk shorter than half of the sentence it sits in
-                held = np.flatnonzero(inside > 0)
-            out.append(float((doc.vectors[held] @ q).max()) if held.size else -1.0)
-        return out
+        rows = [(doc, doc.held_by(chunk)) for chunk in chunks for doc in [self._sentences(chunk.doc_id)]]
+        by_doc: dict[int, tuple[_DocSentences, list[np.ndarray]]] = {}
+        for doc, held in rows:
+            by_doc.setdefault(id(doc), (doc, []))[1].append(held)
+        for doc, helds in by_doc.values():
+            doc.fill(np.unique(np.concatenate(helds)), self.embedder)
+        return [float((doc.vectors[held] @ q).max()) if held.size and doc.vectors is not None else -1.0
+                for doc, held in rows]
 
 
 class CrossEncoderReranker:
