@@ -29,6 +29,7 @@ from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_tags
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.services import Services
+from core.store.embeddings import unread_share
 from core.store.retrieval import Hit, QueryTags, RetrievalSettings, Retriever
 from core.store.routing import document_titles
 
@@ -71,10 +72,22 @@ class ChunkerResult:
     query_state: RunQuery | None = field(default=None, repr=False, compare=False)
     #: doc_id -> title of the documents the run covers, what `retrieval=route` routes by (one, for a joined stream)
     titles: dict[str, str] = field(default_factory=dict, repr=False)
+    #: (embedder key, the share of the embedded text it never reads), filled by `unread_share_of`
+    unread: tuple[str, float] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.run is not None and self.indexed is not None
+
+
+def unread_share_of(services: Services, result: ChunkerResult) -> float:
+    """The share of a run's embedded text (prefix and span of every chunk) past the embedder's input limit, which
+    no vector reads while BM25 reads it all (`core.store.embeddings.unread_share`); once per run and embedder."""
+    assert result.run is not None
+    key = services.embedder.key
+    if result.unread is None or result.unread[0] != key:
+        result.unread = (key, unread_share(services.embedder, [c.embed_text for c in result.run.chunks]))
+    return result.unread[1]
 
 
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],

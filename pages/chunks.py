@@ -10,7 +10,7 @@ from components.html import chunk_spans_html, md_escape
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
-from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers
+from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, unread_share_of
 
 state.through_app()
 st.header("Chunk & compare")
@@ -58,9 +58,13 @@ if not ok:
 
 summary = [{"chunker": s, "chunks": len(r.run.parents()), "children": len(r.run.children()),
             "mean tokens": round(sum(c.token_count for c in r.run.parents()) / max(1, len(r.run.parents())), 1),
+            "unread by embedder": round(unread_share_of(services, r), 3),
             "seconds": round(r.seconds, 2), "cached": r.run.from_cache and r.indexed.reused,
             "LLM calls": r.llm_calls} for s, r in ok.items()]
-st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
+st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch", column_config={
+    "unread by embedder": st.column_config.NumberColumn(
+        format="percent", help="The share of each chunker's embedded text past the embedder's input limit (256 "
+        "word pieces for the MiniLM, under the 'truncate' long-text policy): no vector reads it; BM25 does.")})
 export = list(records({s: r.run.chunks for s, r in ok.items()}, corpus.documents))
 e1, e2, _ = st.columns([1, 1, 3])
 e1.download_button("Export chunks (JSONL)", to_jsonl(export), "chunklens-chunks.jsonl", "application/jsonl",

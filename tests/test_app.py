@@ -80,6 +80,9 @@ def test_chunk_and_compare_runs_the_chosen_chunkers(app):
     assert not at.exception and not at.error
     summary = at.dataframe[0].value
     assert list(summary["chunker"]) == FAST_SPECS and (summary["chunks"] > 0).all()
+    unread = dict(zip(summary["chunker"], summary["unread by embedder"]))
+    assert 0.2 < unread["naive-500t"] < 0.8  # 500-token windows, of which the MiniLM reads 256 word pieces
+    assert unread["recursive"] < unread["naive-500t"]  # θ = 200 words: most chunks fit
     htmls = [h.proto.body for h in at.get("html")]
     assert any("chunk 0" in h for h in htmls)  # coloured spans of the first chunk
     assert any("Category: " in h or "cat:" in h for h in htmls)  # CNM badges of the chop run

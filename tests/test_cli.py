@@ -95,6 +95,7 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
         # the contract's four stages, plus building the lexical index in a lexical mode (the default: hybrid)
         assert set(result["seconds"]) == {"chunk", "embed", "index", "query", "lexical"}
         assert 0.0 <= result["wrong_doc@3"] <= 1.0 and len(result["top1_sources"]) == report["n_questions"]
+        assert result["unread_share"] == 0.0  # every chunk of this small set fits the embedder's 256 pieces
     # these questions are easy: every chunker finds the paragraph in its top 3
     assert all(r["hit@3"] == 1.0 for r in report["results"].values())
     assert "paragraph" in proc.stdout and "hit@1" in proc.stdout

@@ -197,3 +197,21 @@ def test_a_damaged_model_file_is_built_again_and_an_unwritable_folder_is_named(t
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError, match="CHUNKLENS_MODEL_CACHE"):
         OnnxMiniLMEmbedder(precision="fp32", model_folder=blocker / "models")
+
+
+def test_the_unread_part_is_exactly_what_truncation_drops(minilm, tmp_path):
+    """`unread_chars`: the characters past the embedder's input limit. Embedding only the read part gives the
+    whole text's vector; under "window" nothing is unread; the default onnxruntime MiniLM agrees with torch."""
+    from core.store.embeddings import SentenceTransformerEmbedder, make_embedder, unread_chars, unread_share
+
+    text = "The air filter should be cleaned every two weeks, and the drain pan emptied daily. " * 30
+    unread = unread_chars(minilm, text)
+    assert 0 < unread < len(text)
+    read = text[: len(text) - unread]
+    assert len(minilm.offsets(read)) == minilm.max_pieces - 2  # exactly the pieces that fit with [CLS] and [SEP]
+    assert np.allclose(minilm.embed([read])[0], minilm.embed([text])[0], atol=1e-5)
+    assert unread_chars(minilm, "Clean the filter.") == 0
+    assert unread_chars(SentenceTransformerEmbedder(long_text="window"), text) == 0
+    onnx = make_embedder(cache_dir=tmp_path)  # the default: fp32 MiniLM on onnxruntime, behind the vector cache
+    assert unread_chars(onnx, text) == unread
+    assert unread_share(onnx, [text, "Clean the filter."]) == unread / (len(text) + len("Clean the filter."))

@@ -30,6 +30,7 @@ from core.ingest.datasets import QADataset, joined
 from core.ingest.documents import Document
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
+from core.store.embeddings import unread_share
 from core.store.retrieval import RetrievalSettings, Retriever
 from core.store.routing import document_titles
 
@@ -115,6 +116,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "scorer": getattr(services.scorer, "label", None) if "scorer" in chunker.needs else None,
             **report_fields(data.documents, run),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
+            "unread_share": unread_share(embedder, [c.embed_text for c in run.chunks]),
             "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
             "retrieval_applied": dict(applied.most_common()),
             **generated,

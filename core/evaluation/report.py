@@ -32,6 +32,7 @@ EXTRAS = {
     "answer tokens in / out": lambda r: (f"{r['answer_tokens_in']:,} / {r['answer_tokens_out']:,}"
                                          if "answer_tokens_in" in r else None),
     "answer s": lambda r: r.get("answer_seconds"),
+    "unread by embedder": lambda r: r.get("unread_share") or None,  # shown where some text goes unread
 }
 
 

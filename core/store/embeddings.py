@@ -127,12 +127,15 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             ).astype(np.float32)
 
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Each word piece's character span in `text`."""
+        with self._lock:
+            enc = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+        return list(enc["offset_mapping"])
+
     def windows(self, text: str) -> list[str]:
         """`text` cut at word-piece offsets into pieces the model reads whole."""
-        tok = self.model.tokenizer
-        with self._lock:
-            enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
-        return windows_at(text, enc["offset_mapping"], self.max_pieces)
+        return windows_at(text, self.offsets(text), self.max_pieces)
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         if 0 < len(texts) <= SMALL_INPUT and not threading.current_thread().name.startswith("embed-small"):
@@ -150,6 +153,29 @@ def windows_at(text: str, offsets: Sequence[tuple[int, int]], max_pieces: int) -
     if len(offsets) <= room:
         return [text]
     return [text[offsets[i][0] : offsets[min(i + room, len(offsets)) - 1][1]] for i in range(0, len(offsets), room)]
+
+
+def read_end(text: str, offsets: Sequence[tuple[int, int]], max_pieces: int) -> int:
+    """Where a model reading `max_pieces` (with [CLS] and [SEP]) stops reading `text` when it truncates: the end
+    of the last word piece that fits, or the end of the text."""
+    room = max_pieces - 2
+    return len(text) if len(offsets) <= room else offsets[room - 1][1]
+
+
+def unread_chars(embedder: Embedder, text: str) -> int:
+    """How many characters at the end of `text` the embedder never reads: those past its input limit under the
+    "truncate" policy. 0 under "window", which reads every piece, and for an embedder whose limit is not known
+    here (an OpenAI-compatible server). BM25 reads them all either way."""
+    inner = getattr(embedder, "inner", embedder)
+    if getattr(inner, "long_text", "window") != "truncate" or not hasattr(inner, "offsets"):
+        return 0
+    return len(text) - read_end(text, inner.offsets(text), inner.max_pieces)
+
+
+def unread_share(embedder: Embedder, texts: Sequence[str]) -> float:
+    """The share of the characters of `texts` the embedder never reads (see `unread_chars`)."""
+    total = sum(len(t) for t in texts)
+    return sum(unread_chars(embedder, t) for t in texts) / total if total else 0.0
 
 
 class _WindowingModel(Protocol):

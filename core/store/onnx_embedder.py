@@ -240,9 +240,13 @@ class OnnxMiniLMEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Each word piece's character span in `text`."""
+        return list(self._plain_tok.encode(text, add_special_tokens=False).offsets)
+
     def windows(self, text: str) -> list[str]:
         """`text` cut at word-piece offsets into pieces the model reads whole."""
-        return windows_at(text, self._plain_tok.encode(text, add_special_tokens=False).offsets, self.max_pieces)
+        return windows_at(text, self.offsets(text), self.max_pieces)
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         return pooled_embed(self, texts, 384, progress)
