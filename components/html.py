@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from core.chunkers.base import Chunk
 
@@ -27,11 +27,18 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def chunk_spans_html(text: str, chunks: Sequence[Chunk], start: int, end: int) -> str:
+UNREAD_STYLE = "color:#6b7280; background:#f3f4f6; text-decoration: line-through dotted #9ca3af;"
+
+
+def chunk_spans_html(text: str, chunks: Sequence[Chunk], start: int, end: int,
+                     unread: Mapping[str, tuple[int, int]] | None = None) -> str:
     """The text between `start` and `end` with each chunk in its own colour; text that two chunks share is
-    hatched red, and each chunk's first character carries its number."""
+    hatched red, and each chunk's first character carries its number. `unread` maps a chunk id to (the document
+    offset where its embedder stops reading, the word pieces it leaves out): that part of the chunk is greyed."""
     inside = [c for c in chunks if c.end > start and c.start < end]
-    cuts = sorted({start, end, *(max(start, c.start) for c in inside), *(min(end, c.end) for c in inside)})
+    unread = {cid: part for cid, part in (unread or {}).items() if part[1] > 0}
+    cuts = sorted({start, end, *(max(start, c.start) for c in inside), *(min(end, c.end) for c in inside),
+                   *(min(end, max(start, unread[c.chunk_id][0])) for c in inside if c.chunk_id in unread)})
     starts = {c.start: c.index for c in inside if c.start >= start}
     parts = ['<div style="white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.82rem; '
              'line-height: 1.55; max-height: 560px; overflow-y: auto; border: 1px solid #e5e7eb; padding: 8px;">']
@@ -47,8 +54,14 @@ def chunk_spans_html(text: str, chunks: Sequence[Chunk], start: int, end: int) -
             parts.append(f'<span title="overlap of chunks {ids}" style="{OVERLAP_STYLE}">{piece}</span>')
         else:
             c = covering[0]
-            parts.append(f'<span title="chunk {c.index} · {c.token_count} tokens" '
-                         f'style="background:{PALETTE[c.index % len(PALETTE)]}">{piece}</span>')
+            cut, pieces = unread.get(c.chunk_id, (c.end, 0))
+            if a >= cut:
+                parts.append(f'<span class="unread" title="chunk {c.index}: past the embedder\'s input limit, '
+                             f'{pieces} word pieces no vector reads (BM25 reads them)" style="{UNREAD_STYLE}">'
+                             f'{piece}</span>')
+            else:
+                parts.append(f'<span title="chunk {c.index} · {c.token_count} tokens" '
+                             f'style="background:{PALETTE[c.index % len(PALETTE)]}">{piece}</span>')
     parts.append("</div>")
     return "".join(parts)
 

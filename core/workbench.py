@@ -8,6 +8,7 @@ message while every other chunker's results are kept.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,8 @@ from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_tags
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.services import Services
-from core.store.embeddings import unread_share
+from core.store.embeddings import read_extent, unread_share
+from core.store.lexical import lexical_tokens
 from core.store.retrieval import Hit, QueryTags, RetrievalSettings, Retriever
 from core.store.routing import document_titles
 
@@ -78,6 +80,47 @@ class ChunkerResult:
     @property
     def ok(self) -> bool:
         return self.error is None and self.run is not None and self.indexed is not None
+
+
+@dataclass(frozen=True)
+class UnreadPart:
+    """Where the embedder stops reading a chunk: `start` is the document offset of the first character of the span
+    that no vector reads (the chunk's end when it reads it all), `pieces` how many word pieces it leaves out."""
+
+    start: int
+    pieces: int
+
+
+def unread_part(services: Services, chunk: Chunk) -> UnreadPart:
+    """The part of `chunk`'s span past the embedder's input limit, in document offsets (a prefix placed before the
+    span is read first, so it moves the limit towards the span's start)."""
+    read, pieces = read_extent(services.embedder, chunk.embed_text)
+    if pieces == 0:
+        return UnreadPart(chunk.end, 0)
+    before = len(chunk.prefix) + 1 if chunk.prefix and chunk.prefix_place == "before" else 0
+    return UnreadPart(chunk.start + min(len(chunk.text), max(0, read - before)), pieces)
+
+
+def unread_parts(services: Services, chunks: Sequence[Chunk]) -> dict[str, tuple[int, int]]:
+    """chunk id -> (document offset where the embedder stops reading, word pieces left out), for the chunks it
+    does not read whole (what Chunk & compare greys)."""
+    parts = {c.chunk_id: unread_part(services, c) for c in chunks}
+    return {cid: (p.start, p.pieces) for cid, p in parts.items() if p.pieces}
+
+
+def words_only_unread(services: Services, chunk: Chunk, question: str) -> list[str]:
+    """The question's words (as BM25 matches them) that the chunk holds only in the part its vector never reads:
+    there the chunk matches the question for BM25 and not for the embedder."""
+    read, pieces = read_extent(services.embedder, chunk.embed_text)
+    if pieces == 0:
+        return []
+    seen, unseen = set(lexical_tokens(chunk.embed_text[:read])), set(lexical_tokens(chunk.embed_text[read:]))
+    out: list[str] = []
+    for word in dict.fromkeys(re.findall(r"\w+", question)):
+        tokens = lexical_tokens(word)
+        if tokens and all(t in unseen and t not in seen for t in tokens):
+            out.append(word)
+    return out
 
 
 def unread_share_of(services: Services, result: ChunkerResult) -> float:

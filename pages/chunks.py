@@ -10,7 +10,7 @@ from components.html import chunk_spans_html, md_escape
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
-from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, unread_share_of
+from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, unread_parts, unread_share_of
 
 state.through_app()
 st.header("Chunk & compare")
@@ -83,11 +83,15 @@ st.subheader("Text, chunk by chunk")
 window = 6000
 start = st.slider("Start of the shown text (character)", 0, max(0, len(doc.text) - 1), 0, step=500)
 shown = st.multiselect("Side by side", list(ok), default=list(ok)[:3], max_selections=4)
+st.caption("Grey, struck through with dots: the part of a chunk past the embedder's input limit, which no vector "
+           "reads (BM25 does); hover for the word pieces left out.")
+end = min(len(doc.text), start + window)
 for col, spec in zip(st.columns(max(1, len(shown))), shown):
     with col:
         st.markdown(f"**{md_escape(spec)}**")
         own = [c for c in ok[spec].run.parents() if c.doc_id == doc_id]
-        st.html(chunk_spans_html(doc.text, own, start, min(len(doc.text), start + window)))
+        visible = [c for c in own if c.end > start and c.start < end]
+        st.html(chunk_spans_html(doc.text, own, start, end, unread_parts(services, visible)))
 
 first_of: dict[str, str] = {}  # run identity -> the first spec that made it (retrieval-only variants share it)
 for spec, r in ok.items():

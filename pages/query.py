@@ -11,7 +11,7 @@ from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
-from core.workbench import answer_each, ask_all, gold_overlap
+from core.workbench import answer_each, ask_all, gold_overlap, words_only_unread
 
 state.through_app()
 st.header("Query")
@@ -113,13 +113,17 @@ for row_start in range(0, len(specs), 4):
                 boost = f" · {matched} {h.tag_match:g}" if h.tag_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""
+                only_unread = words_only_unread(services, h.chunk, shown["question"])
+                unread = (f'<div style="font-size:0.7rem;color:#92400e">question words only past the embedder\'s '
+                          f'input limit (BM25 reads them, no vector does): {esc(", ".join(only_unread))}</div>'
+                          if only_unread else "")
                 kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(h.children)} child hit(s): '
                         + ", ".join(f"{esc(c.child)} {s:.3f}" for c, s in h.children[:4]) + "</div>"
                         if h.children else "")
                 st.html(
                     f'<div style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
                     f"<div><b>#{h.rank}</b> score {h.score:.3g}{boost}{mark}</div>"
-                    f'<div style="font-size:0.7rem;color:#374151">{esc(hit_ranks_text(h))}</div>{kids}'
+                    f'<div style="font-size:0.7rem;color:#374151">{esc(hit_ranks_text(h))}</div>{unread}{kids}'
                     f'<div style="font-size:0.75rem;color:#6b7280">{esc(h.chunk.doc_id)} '
                     f"{h.chunk.start}–{h.chunk.end}</div>{prefix}"
                     f'<div style="font-size:0.8rem;white-space:pre-wrap">'

@@ -85,6 +85,8 @@ def test_chunk_and_compare_runs_the_chosen_chunkers(app):
     assert unread["recursive"] < unread["naive-500t"]  # θ = 200 words: most chunks fit
     htmls = [h.proto.body for h in at.get("html")]
     assert any("chunk 0" in h for h in htmls)  # coloured spans of the first chunk
+    assert any('class="unread"' in h for h in htmls)  # naive-500t's windows run past the MiniLM's 256 pieces
+    assert any("no vector reads" in c.value for c in at.caption)
     assert any("Category: " in h or "cat:" in h for h in htmls)  # CNM badges of the chop run
     # chop:retrieval=filter shares chop's chunks: its CNM section is drawn once, the variant says so
     assert [h.value for h in at.subheader].count("chop: CNM prefixes and continuity") == 1

@@ -162,14 +162,20 @@ def read_end(text: str, offsets: Sequence[tuple[int, int]], max_pieces: int) -> 
     return len(text) if len(offsets) <= room else offsets[room - 1][1]
 
 
-def unread_chars(embedder: Embedder, text: str) -> int:
-    """How many characters at the end of `text` the embedder never reads: those past its input limit under the
-    "truncate" policy. 0 under "window", which reads every piece, and for an embedder whose limit is not known
-    here (an OpenAI-compatible server). BM25 reads them all either way."""
+def read_extent(embedder: Embedder, text: str) -> tuple[int, int]:
+    """(how many leading characters of `text` the embedder reads, how many word pieces it leaves unread). It reads
+    everything under the "window" policy, and as far as this code knows for an embedder whose limit is not known
+    here (an OpenAI-compatible server); under "truncate" it stops at its input limit."""
     inner = getattr(embedder, "inner", embedder)
     if getattr(inner, "long_text", "window") != "truncate" or not hasattr(inner, "offsets"):
-        return 0
-    return len(text) - read_end(text, inner.offsets(text), inner.max_pieces)
+        return len(text), 0
+    offsets = inner.offsets(text)
+    return read_end(text, offsets, inner.max_pieces), max(0, len(offsets) - (inner.max_pieces - 2))
+
+
+def unread_chars(embedder: Embedder, text: str) -> int:
+    """How many characters at the end of `text` the embedder never reads (see `read_extent`); BM25 reads them."""
+    return len(text) - read_extent(embedder, text)[0]
 
 
 def unread_share(embedder: Embedder, texts: Sequence[str]) -> float:
