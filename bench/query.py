@@ -206,7 +206,8 @@ def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_
         reused = services.store.has_complete(name, len(run.chunks))
         if not reused:
             services.store.build(name, run.chunks, vectors, {"chunker": identity, "corpus": fingerprint})
-        results[spec] = ChunkerResult(spec, run, IndexedRun(run, name, 0.0, 0.0, reused, 0))
+        indexed = IndexedRun(run, name, 0.0, 0.0, reused, 0, texts={d.doc_id: d.text for d in material.documents})
+        results[spec] = ChunkerResult(spec, run, indexed)
         print(f"collection for {spec}: {'reused' if reused else 'built'}", file=sys.stderr, flush=True)
     seconds["indexing"] = time.perf_counter() - t0
 
