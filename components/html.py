@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from core.chunkers.base import Chunk
+from core.evaluation.report import rerank_phrase
 
 PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 OVERLAP_STYLE = "background: repeating-linear-gradient(45deg,#fca5a5,#fca5a5 4px,#fecaca 4px,#fecaca 8px);"
@@ -138,6 +139,4 @@ def retrieval_text(retrieval) -> str:
     text = retrieval.mode
     if retrieval.mode == "hybrid":
         text += f" ({retrieval.fusion}, lexical weight {retrieval.lexical_weight:g})"
-    if retrieval.rerank != "none":
-        text += f", reranked by {retrieval.rerank} (top {retrieval.rerank_depth}, weight {retrieval.rerank_weight:g})"
-    return text
+    return text + rerank_phrase(retrieval.describe())

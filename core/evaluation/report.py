@@ -70,14 +70,18 @@ def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
     return columns, [name for name, get in EXTRAS.items() if any(get(r) is not None for r in results)]
 
 
+def rerank_phrase(retrieval: dict[str, Any]) -> str:
+    """", reranked by ... (top N, weight W)" for a `RetrievalSettings.describe()` record with a reranker, else ""."""
+    if retrieval.get("rerank", "none") == "none":
+        return ""
+    return (f", reranked by {retrieval['rerank']} (top {retrieval.get('rerank_depth')}, "
+            f"weight {retrieval.get('rerank_weight', 1.0):g})")
+
+
 def retrieval_phrase(report: dict[str, Any]) -> str:
     """How a report's chunkers were searched, in a few words: the mode, and the second stage if there was one."""
     retrieval = report.get("retrieval", {})
-    text = retrieval.get("mode", "dense")
-    if retrieval.get("rerank", "none") != "none":
-        text += (f", reranked by {retrieval['rerank']} (top {retrieval.get('rerank_depth')}, "
-                 f"weight {retrieval.get('rerank_weight', 1.0):g})")
-    return text
+    return retrieval.get("mode", "dense") + rerank_phrase(retrieval)
 
 
 def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[int] | None = None) -> str:
