@@ -47,6 +47,7 @@ from pydantic import ValidationError
 from core.errors import ChunkLensError, DatasetError
 from core.ingest.datasets import gold_cnm, joined, questions_jsonl
 from core.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
 from core.jsonio import loads_checked
@@ -68,12 +69,13 @@ _DOC = r"[A-Za-z0-9._-]{1,80}"
 _MEMBER = re.compile(
     rf"^(?:(?P<settings>settings\.json)|chunk_runs/(?P<run>{_RUN})\.json"
     rf"|libraries/(?P<lib>{_LIB})/(?:(?P<order>order\.json)|(?P<dataset>dataset\.json)|(?P<questions>questions\.jsonl)"
+    rf"|(?P<judged>judged\.jsonl)"
     rf"|texts/(?P<text>{_DOC})\.json"
     rf"|originals/(?P<original>{_DOC})|cnm_edits/(?P<edits>{_RUN})\.json))$"
 )
 
 #: the kinds of member under libraries/<lib>/ (named groups of _MEMBER)
-_LIBRARY_PARTS = ("order", "dataset", "questions", "text", "original", "edits")
+_LIBRARY_PARTS = ("order", "dataset", "questions", "judged", "text", "original", "edits")
 
 
 @dataclass
@@ -140,9 +142,11 @@ def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
     folder = lib.dataset_folder()
     if folder is not None and folder.resolve() == sample_folder().resolve():
         zf.writestr(f"{base}/dataset.json", json.dumps({"sample": "qa"}))
-    elif folder is not None and (ds := lib.dataset()) is not None and ds.questions:
+    elif folder is not None and (ds := lib.dataset(with_judged=False)) is not None and ds.questions:
         zf.writestr(f"{base}/dataset.json", json.dumps({"name": ds.name}))
         zf.writestr(f"{base}/questions.jsonl", questions_jsonl(ds.questions))
+    if lib.judged.path.is_file():
+        zf.write(lib.judged.path, f"{base}/judged.jsonl")
     log = EditLog(lib.edits_dir)
     for key in log.run_keys():
         zf.write(log.path(key), f"{base}/cnm_edits/{key}.json")
@@ -242,6 +246,8 @@ def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipI
             report.added.append(f"document {doc_id}")
     if "dataset.json" in parts["dataset"]:
         _import_questions(zf, parts, lib, datasets_root, report)
+    if "judged.jsonl" in parts["judged"]:
+        _import_judged(zf, parts["judged"]["judged.jsonl"], lib, report)
     log = EditLog(lib.edits_dir)
     for key, info in parts["edits"].items():
         if log.path(key).exists():
@@ -282,6 +288,19 @@ def _import_questions(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.Zi
             report.skipped.append(f"QA set {name}: not usable ({str(exc)[:120]})")
             return
         report.added.append(f"QA set {name}: {len(ds.questions)} questions")
+
+
+def _import_judged(zf: zipfile.ZipFile, info: zipfile.ZipInfo, lib: Library, report: ImportReport) -> None:
+    """The questions judged in the app, merged into the library's own (same wording: the archive's judgments)."""
+    try:
+        text = read_member(zf, info).decode("utf-8")
+        questions = [parse_line(loads_checked(line, f"judged.jsonl:{n}"), f"judged.jsonl:{n}")
+                     for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    except (ChunkLensError, UnicodeDecodeError, ValueError) as exc:
+        report.skipped.append(f"judged questions: not readable ({str(exc)[:120]})")
+        return
+    added, replaced = lib.judged.merge(questions)
+    report.added.append(f"judged questions: {added} added" + (f", {replaced} re-judged" if replaced else ""))
 
 
 def _skip_runs(runs: dict[str, zipfile.ZipInfo], report: ImportReport) -> None:

@@ -21,6 +21,7 @@ from core.errors import ChunkLensError
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
 from core.evaluation.metrics import Span
+from core.evaluation.pooling import PoolDepth, pool_depth
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.ingest.datasets import QADataset, Question, joined
 from core.ingest.documents import Document, join_documents
@@ -55,11 +56,12 @@ class Corpus:
 def make_corpus(documents: Sequence[Document], dataset: QADataset | None, join: bool) -> Corpus:
     if not documents:
         return Corpus([])
+    join = join and len(documents) > 1  # one document is its own stream
     if dataset is not None:
         ds = joined(dataset) if join else dataset
         return Corpus(ds.documents, ds.questions, join)
-    docs = [join_documents(list(documents), doc_id="stream")] if join and len(documents) > 1 else list(documents)
-    return Corpus(docs, [], join and len(documents) > 1)
+    docs = [join_documents(list(documents), doc_id="stream")] if join else list(documents)
+    return Corpus(docs, [], join)
 
 
 @dataclass
@@ -309,6 +311,25 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
         tags = state.retriever.last_query_tags
         out[spec] = QueryResult(spec, hits, score, tags[0] if tags else None, time.perf_counter() - started)
     return out
+
+
+def rescore(services: Services, results: dict[str, ChunkerResult], answers: dict[str, QueryResult], gold: Question,
+            k: int, retrieval: RetrievalSettings | None = None, source_of: SourceOf = same_document) -> None:
+    """Score the hits already shown against `gold` (after a judgment changed it), without searching again."""
+    for spec, a in answers.items():
+        result = results.get(spec)
+        if a.error or result is None or not result.ok:
+            continue
+        spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
+        counter = run_query(services, result, retrieval).relevance()
+        a.score = score_question(gold.qid, spans, gold.references, counter.count(gold.references), [k], source_of)
+
+
+def pool_depths(corpus: Corpus, answers: dict[str, QueryResult], gold: Question, k: int) -> dict[str, PoolDepth]:
+    """How many of each chunker's top k hits the question's judgments cover (core.evaluation.pooling)."""
+    texts = {d.doc_id: d.text for d in corpus.documents}
+    return {spec: pool_depth([Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits], gold, texts, k)
+            for spec, a in answers.items() if not a.error}
 
 
 @dataclass

@@ -41,6 +41,9 @@ class QADataset:
     documents: list[Document]
     questions: list[Question]
     source: str = ""
+    #: the doc_id of the documents joined into one stream (`joined`); by default named after the set. A library's
+    #: judged questions use the id its documents' stream has without a set, so judging keeps its chunk runs.
+    stream_id: str | None = None
 
     @property
     def n_chars(self) -> int:
@@ -117,6 +120,9 @@ def _reference(ref: Any, where: str, docs: dict[str, Document]) -> Span:
 
 
 _QUESTION_FIELDS = {"qid", "question", "answer", "references", "product"}
+#: span lists a question may carry beside its references (a judged question's `not_relevant`, see
+#: core.ingest.judged): checked like references on loading, and moved with them into a joined stream
+EXTRA_SPAN_FIELDS = ("not_relevant",)
 
 
 def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]) -> Question:
@@ -128,6 +134,13 @@ def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]
     if not isinstance(qid, str) and not _whole(qid):
         raise DatasetError(f"{where}: 'qid' must be a string or a whole number, not {_kind(qid)}")
     refs = tuple(_reference(r, where, docs) for r in refs_raw)
+    for key in EXTRA_SPAN_FIELDS:  # checked like references, so code that reads them can trust them
+        if key not in obj:
+            continue
+        if not isinstance(obj[key], list):
+            raise DatasetError(f"{where}: '{key}' must be a list of references")
+        for ref in obj[key]:
+            _reference(ref, where, docs)
     return Question(qid=str(qid), question=obj["question"], references=refs,
                     answer=_optional_text(obj, "answer", where), product=_optional_text(obj, "product", where),
                     extra={k: v for k, v in obj.items() if k not in _QUESTION_FIELDS})
@@ -187,15 +200,30 @@ def questions_jsonl(questions: list[Question]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def extra_spans(q: Question, key: str) -> tuple[Span, ...]:
+    """A span list kept in `q.extra` (as JSON objects), as Spans; () when absent."""
+    return tuple(Span(s["doc_id"], s["start"], s["end"]) for s in q.extra.get(key, ()))
+
+
+def in_stream(q: Question, stream: Document) -> Question:
+    """`q` with its spans (references and the extra span lists) moved from its documents into `stream`, a
+    joined stream of them (`join_documents`)."""
+    offset = {seg.doc_id: seg.start for seg in stream.segments}
+
+    def moved(r: Span) -> Span:
+        return Span(stream.doc_id, offset[r.doc_id] + r.start, offset[r.doc_id] + r.end)
+
+    extra = dict(q.extra)
+    for key in EXTRA_SPAN_FIELDS:
+        if isinstance(extra.get(key), list):
+            extra[key] = [moved(s)._asdict() for s in extra_spans(q, key)]
+    return replace(q, references=tuple(moved(r) for r in q.references), extra=extra)
+
+
 def joined(dataset: QADataset) -> QADataset:
     """The dataset as one continuous stream: documents joined, gold spans moved into stream offsets."""
-    stream = join_documents(dataset.documents, doc_id=f"{dataset.name}-stream")
-    offset = {seg.doc_id: seg.start for seg in stream.segments}
-    questions = [
-        replace(q, references=tuple(Span(stream.doc_id, offset[r.doc_id] + r.start, offset[r.doc_id] + r.end)
-                                    for r in q.references))
-        for q in dataset.questions
-    ]
+    stream = join_documents(dataset.documents, doc_id=dataset.stream_id or f"{dataset.name}-stream")
+    questions = [in_stream(q, stream) for q in dataset.questions]
     return QADataset(f"{dataset.name} (joined)", [stream], questions, source=dataset.source)
 
 

@@ -27,11 +27,13 @@ from itertools import count
 from pathlib import Path
 
 from core.errors import DatasetError, DocumentError, SetExists
-from core.ingest.datasets import QADataset, load_dataset
+from core.ingest.datasets import QADataset, Question, load_dataset
 from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
+from core.ingest.judged import JudgedSet
 from core.storage import locked, sync_folder, write_atomically
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
+JUDGED_SET_NAME = "judged in the app"  # the name a library's own set goes by where no QA set names it
 MAX_NAME_CHARS = 120  # an uploaded file's name as kept and shown; the file system allows 255 bytes
 
 
@@ -544,11 +546,45 @@ class Library:
         self.set_dataset_folder(folder)
         return load_dataset(folder)
 
-    def dataset(self) -> QADataset | None:
+    @property
+    def judged(self) -> JudgedSet:
+        """The questions judged by hand in this library (core.ingest.judged), kept under the library's lock."""
+        return JudgedSet(self.root / "judged.jsonl", self._locked)
+
+    def judged_questions(self) -> list[Question]:
+        """The judged questions that can score chunkers: with evidence, on documents still here unchanged. A
+        damaged file is kept aside (a line in `problems`) and the library goes on without it."""
+        try:
+            judged = self.judged.questions()
+        except DatasetError as exc:
+            path = self.judged.path
+            self._kept_aside(path, str(exc).removeprefix(f"{path}:").strip(),
+                             "this library's judged questions are left out (the damaged copy is kept)")
+            return []
+        except OSError as exc:
+            self._note(f"{self.judged.path}: could not be read ({exc.strerror or exc.__class__.__name__}); the "
+                       "judged questions are left out for now.")
+            return []
+        if not judged:
+            return []
+        docs = {d.doc_id: d for d in self.documents()}
+        return [q.as_question() for q in judged if q.usable and q.fits(docs)]
+
+    def dataset(self, with_judged: bool = True) -> QADataset | None:
         """The library as a QA set: its documents, plus the questions of the set they came from whose gold
-        documents are still here unchanged. None when the library did not come from a QA set, and when that set
-        cannot be loaded: then a line in `problems` says why (a damaged file of the set is kept aside, and the
-        library forgets the set; its documents stay)."""
+        documents are still here unchanged, plus (`with_judged`) the questions judged in the app. None when the
+        library has no question: it did not come from a QA set, or that set cannot be loaded (then a line in
+        `problems` says why: a damaged file of the set is kept aside, and the library forgets the set; its
+        documents stay), and nothing was judged yet."""
+        ds = self._set_dataset()
+        own = self.judged_questions() if with_judged else []
+        if not own:
+            return ds
+        if ds is None:
+            return QADataset(JUDGED_SET_NAME, self.documents(), own, source=str(self.judged.path), stream_id="stream")
+        return dataclasses.replace(ds, questions=[*ds.questions, *own])
+
+    def _set_dataset(self) -> QADataset | None:
         pointer = self.root / "dataset.json"
         try:
             data = _read_json(pointer)
