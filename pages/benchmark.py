@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from components import charts, state
+from components import charts, judged_panel, state
 from components.html import md_escape
 from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
@@ -57,9 +57,15 @@ with st.expander("Use another qa-spans v1 set"):
             st.rerun()
     elif st.button("Load this set", disabled=not ready):
         dataset = load_set(replace=False) or dataset
+judged_panel.render(lib)
+dataset = lib.dataset() if dataset is None else dataset  # an import above may have brought the first questions
 
+if not lib.documents():
+    st.info("The library is empty: upload manuals or load the sample set on the Documents page.")
+    st.stop()
 if dataset is None or not dataset.questions:
-    st.info("Load the sample set (Documents page) or a qa-spans v1 set above: a benchmark needs gold spans.")
+    st.info("A benchmark needs questions with gold spans: judge the hits of a question on the Query page (it joins "
+            "this library's own set), load the sample set (Documents page), or a qa-spans v1 set above.")
     st.stop()
 
 st.caption(f"{md_escape(dataset.name)}: {len(dataset.documents)} documents, {len(dataset.questions)} questions")

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import charts, state
+from components import charts, judging, state
 from components.html import esc, hit_ranks_text, marked_text_html, md_escape, query_tags_html, retrieval_text
 from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
+from core.evaluation.judging import corpus_question, record_judgment, verdict
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
-from core.workbench import answer_each, ask_all, gold_overlap, words_only_unread
+from core.ingest.judged import QID_PREFIX
+from core.workbench import answer_each, ask_all, gold_overlap, pool_depths, rescore, words_only_unread
 
 state.through_app()
 st.header("Query")
@@ -37,9 +39,23 @@ qualify = st.checkbox("Put the product name in front of the question", value=Fal
 default = gold.text(qualify) if gold else ""
 question = st.text_input("Question", default, key=f"question-{gold.qid if gold else 'own'}-{qualify}")
 
+lib = state.library()
+own = gold is None or gold.qid.startswith(QID_PREFIX)  # typed, or judged here before: the user judges its hits
+source_of = source_resolver(corpus.documents)
+
+
+def judged_gold(text: str):
+    """The library's judgments of this wording, in the corpus's offsets (None when nothing is judged yet)."""
+    found = lib.judged.find(text)
+    return corpus_question(corpus.documents, found) if found else None
+
+
 if st.button("Ask every chunker", type="primary", disabled=not question.strip()):
-    answers = ask_all(services, results, question, k, gold, retrieval, source_resolver(corpus.documents))
-    st.session_state["answers"] = {"question": question, "gold": gold, "answers": answers}
+    judged_text = gold.question if gold else question
+    scoring = judged_gold(judged_text) if own else gold
+    answers = ask_all(services, results, question, k, scoring, retrieval, source_of)
+    st.session_state["answers"] = {"question": question, "gold": scoring, "answers": answers, "own": own,
+                                   "judged_text": judged_text}
     log = st.session_state.setdefault("query_log", [])
     for spec, a in answers.items():
         row = {"question": question[:80], "chunker": spec, "retrieval": retrieval.mode,
@@ -52,15 +68,45 @@ shown = st.session_state.get("answers")
 if not shown:
     st.stop()
 answers, gold = shown["answers"], shown["gold"]
-if gold:
+texts = {d.doc_id: d.text for d in corpus.documents}
+
+
+def keep(judgment: judging.Judgment) -> None:
+    """Save one judgment, score the hits on screen again against the question's new gold, and redraw."""
+    hit = answers[judgment.spec].hits[judgment.rank - 1].chunk
+    try:
+        record_judgment(lib.judged, corpus.documents, lib.documents(), shown["judged_text"], hit, judgment.evidence)
+    except ChunkLensError as exc:
+        st.error(f"The judgment could not be saved: {md_escape(str(exc))}")
+        return
+    shown["gold"] = judged_gold(shown["judged_text"])
+    rescore(services, results, answers, shown["gold"], k, retrieval, source_of)
+    st.rerun()
+
+
+if shown.get("own"):
+    st.caption("Judge the hits: **✓ answers it** (then tick the sentences that hold the answer) or **✗ does not**. "
+               "Judgments are kept on the documents themselves, in this library's own question set, so they score "
+               "every chunker, also ones run later; Benchmark runs on them.")
+    if gold is not None and gold.references:
+        depth = pool_depths(corpus, answers, gold, k)
+        table = [{"chunker": s, **{m: round(a.score.values[f"{m}@{k}"], 3) for m in ("hit", "mrr", "ndcg")},
+                  "judged": depth[s].label} for s, a in answers.items() if a.score]
+        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+        st.caption(f"'judged': how many of each chunker's top {k} your judgments cover. An unjudged hit counts as "
+                   "not answering, as in pooled (TREC-style) evaluation: judge it to be sure.")
+    elif gold is not None:
+        st.info("No hit judged as answering yet: mark one that answers to get Hit and MRR for every chunker.")
+elif gold:
     table = [{"chunker": s, **{m: round(v, 3) for m, v in a.score.values.items()}}
              for s, a in answers.items() if a.score]
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+picked_hit = judging.picking() if shown.get("own") else None
 grid = question_grid({s: [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
                       for s, a in answers.items() if not a.error},
-                     gold.references if gold else [], source_resolver(corpus.documents))
+                     gold.references if gold else [], source_of)
 st.plotly_chart(charts.collision_grid(grid, "Where each chunker's hits come from (★ the document with the answer)"
-                                      if gold else "Where each chunker's hits come from"),
+                                      if gold and gold.references else "Where each chunker's hits come from"),
                 width="stretch", key="collision-grid")
 chat_label = getattr(services.chat, "label", "the chat model")
 with st.expander(f"Answers from each chunker's top 3 ({md_escape(chat_label)})", expanded="generated" in shown):
@@ -110,6 +156,8 @@ for row_start in range(0, len(specs), 4):
                 relevant = a.score.relevant[h.rank - 1] if a.score else None
                 mark = (' <span style="color:#15803d">relevant</span>' if relevant else
                         (' <span style="color:#b91c1c">not relevant</span>' if relevant is False else ""))
+                if shown.get("own"):
+                    mark = " " + judging.verdict_html(verdict(h.chunk, gold, texts))
                 boost = f" · {matched} {h.tag_match:g}" if h.tag_match else ""
                 prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
                     if h.chunk.prefix else ""
@@ -129,6 +177,13 @@ for row_start in range(0, len(specs), 4):
                     f'<div style="font-size:0.8rem;white-space:pre-wrap">'
                     f"{marked_text_html(h.chunk.text, gold_overlap(h.chunk, gold), 700)}</div></div>"
                 )
+                if not shown.get("own"):
+                    continue
+                judgment = judging.hit_buttons(spec, h.rank, verdict(h.chunk, gold, texts))
+                if picked_hit == (spec, h.rank):
+                    judgment = judging.evidence_picker(spec, h.rank, h.chunk) or judgment
+                if judgment:
+                    keep(judgment)
 
 if st.session_state.get("query_log"):
     st.subheader("This session's questions")

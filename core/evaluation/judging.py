@@ -16,7 +16,7 @@ from core.evaluation.metrics import Span, is_relevant
 from core.evaluation.pooling import is_judged
 from core.ingest.datasets import Question, in_stream
 from core.ingest.documents import Document
-from core.ingest.judged import JudgedQuestion
+from core.ingest.judged import JudgedQuestion, JudgedSet
 from core.text import sentences
 
 Verdict = Literal["answers", "does not answer", "not judged"]
@@ -56,3 +56,18 @@ def verdict(chunk: Chunk, question: Question | None, texts: dict[str, str]) -> V
     if any(is_relevant(span, r) for r in question.references):
         return "answers"
     return "does not answer" if is_judged(span, question, texts) else "not judged"
+
+
+def record_judgment(judged: JudgedSet, corpus_documents: Sequence[Document], library_documents: Sequence[Document],
+                    question: str, chunk: Chunk, evidence: Sequence[Span] | None) -> JudgedQuestion:
+    """Keep one judgment of a hit shown in the corpus (`evidence`: corpus spans inside it that answer, or None
+    when it does not answer) in document offsets; a hit across a join is judged part by part. Returns the
+    question as saved."""
+    parts = document_spans(corpus_documents, Span(chunk.doc_id, chunk.start, chunk.end))
+    found = [p for s in evidence or () for p in document_spans(corpus_documents, s)]
+    saved = None
+    for part in parts:
+        inside = [e for e in found if e.doc_id == part.doc_id and part.start <= e.start and e.end <= part.end]
+        saved = judged.record(question, part, inside if evidence else None, library_documents)
+    assert saved is not None, "a hit always lies in some document"
+    return saved

@@ -29,7 +29,7 @@ from pathlib import Path
 from core.errors import DatasetError, DocumentError, SetExists
 from core.ingest.datasets import QADataset, Question, load_dataset
 from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
-from core.ingest.judged import JudgedSet
+from core.ingest.judged import JudgedSet, read_zip
 from core.storage import locked, sync_folder, write_atomically
 
 _ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
@@ -569,6 +569,28 @@ class Library:
             return []
         docs = {d.doc_id: d for d in self.documents()}
         return [q.as_question() for q in judged if q.usable and q.fits(docs)]
+
+    def import_judged(self, data: bytes, max_bytes: int) -> str:
+        """Bring in a judged set exported as a zip (`core.ingest.judged.export_zip`, or any qa-spans v1 folder
+        zipped): its documents the library lacks are added, a question judged on a document the library holds
+        with other text is left out, the rest merge into the library's own set. Returns the line to show; a bad
+        file raises DatasetError."""
+        imported = read_zip(data, max_bytes)
+        held = {d.doc_id: d for d in self.documents()}
+        clashing = {d.doc_id for d in imported.documents if d.doc_id in held and held[d.doc_id].text != d.text}
+        used = {s.doc_id for q in imported.questions for s in [*q.relevant, *q.not_relevant]}
+        added_docs = [d.doc_id for d in imported.documents
+                      if d.doc_id in used and d.doc_id not in held and self.import_document(d)]
+        kept = [q for q in imported.questions
+                if not {s.doc_id for s in [*q.relevant, *q.not_relevant]} & clashing]
+        added, rejudged = self.judged.merge(kept)
+        line = f"Imported {added} judged question(s)" + (f", {rejudged} judged again" if rejudged else "")
+        if added_docs:
+            line += f"; added {len(added_docs)} document(s): {', '.join(added_docs)}"
+        if len(kept) < len(imported.questions):
+            line += (f"; left out {len(imported.questions) - len(kept)} judged on {', '.join(sorted(clashing))}, "
+                     "which this library holds with other text")
+        return line + "."
 
     def dataset(self, with_judged: bool = True) -> QADataset | None:
         """The library as a QA set: its documents, plus the questions of the set they came from whose gold
