@@ -117,7 +117,7 @@ st.plotly_chart(charts.bars(report, {f"span IoU@{k_max}": lambda r: r[f"span_iou
                                      f"span recall@{k_max}": lambda r: r[f"span_recall@{k_max}"]},
                             "Span metrics"), width="stretch")
 chunkers, docs, matrix = top1_collisions(report)
-if chunkers and len(docs) > 1:
+if chunkers and docs:
     st.plotly_chart(charts.collision_heatmap(chunkers, docs, matrix), width="stretch", key="collision-heatmap")
 st.plotly_chart(charts.bars(report, {f"wrong_doc@{k}": (lambda r, k=k: r.get(f"wrong_doc@{k}", 0.0))
                                      for k in report["k"]},

@@ -92,7 +92,7 @@ if shown.get("own"):
         depth = pool_depths(corpus, answers, gold, k)
         table = [{"chunker": s, **{m: round(a.score.values[f"{m}@{k}"], 3) for m in ("hit", "mrr", "ndcg")},
                   "judged": depth[s].label} for s, a in answers.items() if a.score]
-        st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+        st.table(pd.DataFrame(table).set_index("chunker"))
         st.caption(f"'judged': how many of each chunker's top {k} your judgments cover. An unjudged hit counts as "
                    "not answering, as in pooled (TREC-style) evaluation: judge it to be sure.")
     elif gold is not None:
@@ -169,7 +169,8 @@ for row_start in range(0, len(specs), 4):
                         + ", ".join(f"{esc(c.child)} {s:.3f}" for c, s in h.children[:4]) + "</div>"
                         if h.children else "")
                 st.html(
-                    f'<div style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
+                    f'<div data-hit="{esc(spec)}-{h.rank}" '
+                    'style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
                     f"<div><b>#{h.rank}</b> score {h.score:.3g}{boost}{mark}</div>"
                     f'<div style="font-size:0.7rem;color:#374151">{esc(hit_ranks_text(h))}</div>{unread}{kids}'
                     f'<div style="font-size:0.75rem;color:#6b7280">{esc(h.chunk.doc_id)} '

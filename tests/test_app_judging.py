@@ -52,7 +52,7 @@ def test_judging_one_hit_gives_every_chunker_its_metrics_and_lasts(judged_app, t
     at = _ask(at)
     assert not at.exception and not at.error
     assert any("Judge the hits" in c.value for c in at.caption)
-    assert "hit" not in at.dataframe[0].value.columns  # nothing judged yet: only this session's log
+    assert not at.table  # nothing judged yet: no metrics
     # the first hit of naive-500t answers: narrow it to one of its sentences
     at = at.button(key="judge-yes-naive-500t-1").click().run()
     boxes = [c for c in at.checkbox if (c.key or "").startswith("evidence-naive-500t-1-")]
@@ -60,9 +60,9 @@ def test_judging_one_hit_gives_every_chunker_its_metrics_and_lasts(judged_app, t
     boxes[1].check()
     at = [b for b in at.button if b.label == "Save evidence"][0].click().run()
     assert not at.exception and not at.error
-    metrics = at.dataframe[0].value
-    assert list(metrics["chunker"]) == FAST_SPECS and {"hit", "mrr", "ndcg", "judged"} <= set(metrics.columns)
-    row = metrics.set_index("chunker").loc["naive-500t"]
+    metrics = at.table[0].value
+    assert list(metrics.index) == FAST_SPECS and {"hit", "mrr", "ndcg", "judged"} <= set(metrics.columns)
+    row = metrics.loc["naive-500t"]
     judged_before = int(row["judged"].split("/")[0])
     assert row["hit"] == 1.0 and row["mrr"] == 1.0 and 1 <= judged_before < 5
     htmls = " ".join(h.proto.body for h in at.get("html"))
@@ -76,7 +76,7 @@ def test_judging_one_hit_gives_every_chunker_its_metrics_and_lasts(judged_app, t
     # the last hit does not answer: judged now, and the depth counts it
     assert "not judged yet" in [h.proto.body for h in at.get("html") if "#5</b>" in h.proto.body][0]
     at = at.button(key="judge-no-naive-500t-5").click().run()
-    depth = at.dataframe[0].value.set_index("chunker").loc["naive-500t", "judged"]
+    depth = at.table[0].value.loc["naive-500t", "judged"]
     assert depth == f"{judged_before + 1}/5"
 
     # a new session on the same library (a reload): the question is in the library's own set
@@ -86,7 +86,7 @@ def test_judging_one_hit_gives_every_chunker_its_metrics_and_lasts(judged_app, t
     assert any(o.startswith("mine-1: ") and QUESTION in o for o in options)
     again.selectbox[0].select([o for o in options if o.startswith("mine-1: ")][0]).run()
     again = click(again, "Ask every chunker")
-    assert again.dataframe[0].value.set_index("chunker").loc["naive-500t", "hit"] == 1.0
+    assert again.table[0].value.loc["naive-500t", "hit"] == 1.0
 
 
 def test_benchmark_runs_on_the_librarys_own_set_and_the_set_exports(judged_app):
