@@ -97,6 +97,15 @@ if shown.get("own"):
                    "not answering, as in pooled (TREC-style) evaluation: judge it to be sure.")
     elif gold is not None:
         st.info("No hit judged as answering yet: mark one that answers to get Hit and MRR for every chunker.")
+    if gold is not None:
+        with st.form("reference-answer", border=False):
+            answer = st.text_input("Reference answer (optional)", gold.answer or "",
+                                   help="Generated answers below are scored against it (token F1, ROUGE-L)")
+            if st.form_submit_button("Save the answer"):
+                lib.judged.set_answer(gold.qid, answer)
+                shown["gold"] = judged_gold(shown["judged_text"])
+                rescore(services, results, answers, shown["gold"], k, retrieval, source_of)
+                st.rerun()
 elif gold:
     table = [{"chunker": s, **{m: round(v, 3) for m, v in a.score.values.items()}}
              for s, a in answers.items() if a.score]

@@ -79,6 +79,12 @@ def test_judging_one_hit_gives_every_chunker_its_metrics_and_lasts(judged_app, t
     depth = at.table[0].value.loc["naive-500t", "judged"]
     assert depth == f"{judged_before + 1}/5"
 
+    # a reference answer, for the generated answers' token F1 and ROUGE-L
+    [box] = [t for t in at.text_input if t.label == "Reference answer (optional)"]
+    box.set_value("every two weeks")
+    at = [b for b in at.button if b.label == "Save the answer"][0].click().run()
+    assert lib.judged.questions()[0].answer == "every two weeks" and not at.exception
+
     # a new session on the same library (a reload): the question is in the library's own set
     again = _session(tmp_path / "ws", lib.id)
     again.switch_page("pages/query.py").run()

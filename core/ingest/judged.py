@@ -220,6 +220,12 @@ class JudgedSet:
             self._write(qs)
             return qs[i]
 
+    def set_answer(self, qid: str, answer: str | None) -> None:
+        """The question's reference answer (optional; generated answers are scored against it), or none."""
+        with self._locked():
+            self._write([replace(q, answer=(answer or "").strip() or None) if q.qid == qid else q
+                         for q in self.questions()])
+
     def delete(self, qid: str) -> None:
         with self._locked():
             self._write([q for q in self.questions() if q.qid != qid])
