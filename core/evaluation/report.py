@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkLensError
+from core.evaluation.agreement import agreement_table
 from core.jsonio import loads_checked
 
 EXTRAS = {
@@ -137,6 +138,9 @@ def render_results(folder: Path) -> str:
     for s in sections:
         out += [f"## {s['title']}", "", s.get("about", ""), "", "```bash", s["command"].strip(), "```", ""]
         metrics = s.get("metrics", ["hit", "mrr", "ndcg"])
+        if s.get("kind") == "agreement":  # a bench/agreement.py study: two sets' chunker rankings compared
+            out += [agreement_table(loads_checked((Path(folder) / s["report"]).read_bytes())), ""]
+            s = {k: v for k, v in s.items() if k != "report"}
         if "rows" in s:  # several runs side by side
             out += [comparison_table(Path(folder), s["rows"], metrics, s["k"]), ""]
         for report in load_reports(Path(folder) / s["report"]) if "report" in s else []:

@@ -1,0 +1,72 @@
+"""Does a question set rank chunkers like another one? Kendall's tau and top-1 agreement between two bench reports.
+
+A generated question set is only useful if it leads to the same choice of chunker as questions written by people
+for the same documents. What matters is the order, not the figures (generated questions may be easier), so the two
+sets are compared by rank correlation over the chunkers both scored: Kendall's tau-b (scipy, which handles ties),
+and whether the best chunker is the same (with ties, whether the generated set's best is among the gold's best).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scipy.stats import kendalltau
+
+from core.errors import ChunkLensError
+
+#: the metrics the rankings are compared by (issue: MRR@10 and Hit@5)
+AGREEMENT_METRICS = ("mrr@10", "hit@5")
+
+
+def _best(scores: Mapping[str, float]) -> list[str]:
+    top = max(scores.values())
+    return sorted(c for c, v in scores.items() if math.isclose(v, top, abs_tol=1e-12))
+
+
+def ranking_agreement(gold: Mapping[str, float], generated: Mapping[str, float]) -> dict[str, Any]:
+    """Kendall's tau-b of the chunkers' scores on two sets (the chunkers both have), and top-1 agreement."""
+    names = [c for c in gold if c in generated]
+    if len(names) < 2:
+        raise ChunkLensError("a ranking needs at least two chunkers scored on both sets")
+    tau, p = kendalltau([gold[c] for c in names], [generated[c] for c in names])
+    best_gold, best_generated = _best({c: gold[c] for c in names}), _best({c: generated[c] for c in names})
+    return {"chunkers": names, "tau": None if math.isnan(tau) else round(float(tau), 3),
+            "p_value": None if math.isnan(p) else round(float(p), 4),
+            "best_gold": best_gold, "best_generated": best_generated,
+            "top1_agree": bool(set(best_generated) & set(best_gold))}
+
+
+def report_agreement(gold: Mapping[str, Any], generated: Mapping[str, Any],
+                     metrics: Sequence[str] = AGREEMENT_METRICS) -> dict[str, dict[str, Any]]:
+    """`ranking_agreement` for each metric, between two `python -m core bench` reports."""
+    out = {}
+    for m in metrics:
+        try:
+            g = {c: r[m] for c, r in gold["results"].items()}
+            h = {c: r[m] for c, r in generated["results"].items()}
+        except KeyError as exc:
+            raise ChunkLensError(f"a report has no {exc.args[0]} (bench with --k including it)") from None
+        out[m] = ranking_agreement(g, h)
+    return out
+
+
+def agreement_table(study: Mapping[str, Any]) -> str:
+    """One agreement study (bench/agreement.py's JSON) as Markdown: per metric, tau and top-1, then each chunker's
+    score on both sets."""
+    lines = ["| metric | Kendall's tau-b | p | best on gold | best on generated | top-1 agrees |",
+             "|---|---|---|---|---|---|"]
+    for m, a in study["agreement"].items():
+        tau = "n/a" if a["tau"] is None else f"{a['tau']:.3f}"
+        p = "n/a" if a["p_value"] is None else f"{a['p_value']:.3f}"
+        lines.append(f"| {m} | {tau} | {p} | {', '.join(a['best_gold'])} | {', '.join(a['best_generated'])} | "
+                     f"{'yes' if a['top1_agree'] else 'no'} |")
+    metrics = list(study["agreement"])
+    lines += ["", "| chunker | " + " | ".join(f"{m} gold | {m} generated" for m in metrics) + " |",
+              "|---|" + "---|---|" * len(metrics)]
+    gold, generated = study["gold"]["results"], study["generated"]["results"]
+    for c in study["agreement"][metrics[0]]["chunkers"]:
+        cells = [f"{gold[c][m]:.3f} | {generated[c][m]:.3f}" for m in metrics]
+        lines.append(f"| `{c}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""Ranking agreement between two question sets (core.evaluation.agreement, bench/agreement.py): Kendall's tau-b and
+top-1, by hand on small rankings and end to end on the sample set against a slice of its own questions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from core.errors import ChunkLensError
+from core.evaluation.agreement import agreement_table, ranking_agreement
+from core.ingest.datasets import load_dataset, questions_jsonl
+from core.workbench import sample_folder
+
+
+def test_tau_and_top1_on_small_rankings():
+    gold = {"a": 0.9, "b": 0.5, "c": 0.1}
+    same = ranking_agreement(gold, {"a": 0.4, "b": 0.3, "c": 0.2})  # other figures, the same order
+    assert same["tau"] == 1.0 and same["top1_agree"] and same["best_generated"] == ["a"]
+    reverse = ranking_agreement(gold, {"a": 0.1, "b": 0.5, "c": 0.9})
+    assert reverse["tau"] == -1.0 and not reverse["top1_agree"]
+    tied = ranking_agreement(gold, {"a": 0.7, "b": 0.7, "c": 0.1})  # tau-b: a tie is neither agreement nor not
+    assert 0 < tied["tau"] < 1 and tied["best_generated"] == ["a", "b"] and tied["top1_agree"]
+    flat = ranking_agreement(gold, {"a": 0.5, "b": 0.5, "c": 0.5})  # no order at all: no tau
+    assert flat["tau"] is None
+    assert ranking_agreement(gold, {"a": 1.0, "b": 0.0, "zzz": 0.3})["chunkers"] == ["a", "b"]
+    with pytest.raises(ChunkLensError):
+        ranking_agreement(gold, {"a": 1.0})
+
+
+def test_the_bench_compares_two_sets_over_the_same_documents(tmp_path):
+    from bench.agreement import main
+
+    sample = load_dataset(sample_folder())
+    generated = tmp_path / "generated"
+    generated.mkdir()
+    shutil.copy(sample_folder() / "corpus.jsonl", generated / "corpus.jsonl")
+    (generated / "questions.jsonl").write_bytes(questions_jsonl(sample.questions[::3]))
+    (generated / "README.md").write_text("every third question of the sample set\n")
+    out = tmp_path / "agreement.json"
+    assert main(["--gold", str(sample_folder()), "--generated", str(generated), "--chunkers",
+                 "naive-500t,recursive,chop:retrieval=filter", "--qualify", "--workspace", str(tmp_path / "ws"),
+                 "--out", str(out)]) == 0
+    study = json.loads(out.read_text())
+    assert set(study["agreement"]) == {"mrr@10", "hit@5"}
+    assert len(study["documents"]) == 7 and study["generated_readme"].startswith("every third")
+    for m, a in study["agreement"].items():
+        gold = {c: r[m] for c, r in study["gold"]["results"].items()}
+        got = {c: r[m] for c, r in study["generated"]["results"].items()}
+        assert a == ranking_agreement(gold, got)
+    assert "Kendall's tau-b" in agreement_table(study)
+    # a generated set over other text is refused in one line
+    (generated / "corpus.jsonl").write_text(json.dumps({"doc_id": sample.documents[0].doc_id, "text": "other"})
+                                            + "\n")
+    (generated / "questions.jsonl").write_text(json.dumps({"question": "q", "references": [
+        {"doc_id": sample.documents[0].doc_id, "start": 0, "end": 3}]}) + "\n")
+    assert main(["--gold", str(sample_folder()), "--generated", str(generated), "--workspace",
+                 str(tmp_path / "ws")]) == 2
