@@ -130,6 +130,10 @@ st.plotly_chart(charts.bars(report, {stage: (lambda r, s=stage: r["seconds"][s])
                                      for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
                 width="stretch")
 st.dataframe(table, hide_index=True, width="stretch")
+if any("judged_questions" in r for r in report["results"].values()):
+    st.caption("judged@k: for the questions judged by hand, the share of each chunker's top k that the judgments "
+               "cover (pool depth). An unjudged hit counts as not answering: where judged@k is low, judge more hits "
+               "of those questions on the Query page before trusting a difference.")
 d1, d2 = st.columns(2)
 d1.download_button("Download CSV", table.to_csv(index=False), "chunklens-benchmark.csv", "text/csv")
 d2.download_button("Download JSON", json.dumps(report, indent=2), "chunklens-benchmark.json", "application/json")

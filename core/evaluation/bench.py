@@ -24,9 +24,10 @@ from core import text as T
 from core.chunkers.base import make_chunker, report_fields
 from core.evaluation.collisions import top1_sources
 from core.evaluation.metrics import Span
+from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import retrieval_phrase
-from core.ingest.datasets import QADataset, joined
+from core.ingest.datasets import QADataset, Question, joined
 from core.ingest.documents import Document
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
@@ -119,6 +120,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "unread_share": unread_share(embedder, [c.embed_text for c in run.chunks]),
             "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
             "retrieval_applied": dict(applied.most_common()),
+            **_judged_depth(data.questions, retrieved, _texts(data.documents), options.ks),
             **generated,
         }
     return {
@@ -133,6 +135,21 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         "retrieval": options.retrieval.describe(),
         "results": results,
     }
+
+
+def _judged_depth(questions: Sequence[Question], retrieved: Sequence[Sequence[Span]], texts: Mapping[str, str],
+                  ks: Sequence[int]) -> dict[str, Any]:
+    """For questions judged by hand (core.ingest.judged: they carry `not_relevant`), the pool depth: the mean
+    share of the top k hits their judgments cover (`judged@k`), so an unjudged hit is not taken for a miss. Nothing
+    for a set without judged questions."""
+    picked = [i for i, q in enumerate(questions) if "not_relevant" in q.extra]
+    if not picked:
+        return {}
+    out: dict[str, Any] = {"judged_questions": len(picked)}
+    for k in ks:
+        depths = [pool_depth(retrieved[i], questions[i], texts, k) for i in picked]
+        out[f"judged@{k}"] = sum(d.judged / d.shown for d in depths if d.shown) / len(picked)
+    return out
 
 
 def _answer_scores(options: BenchOptions, services: Services, questions: Sequence[Any], queries: Sequence[str],
