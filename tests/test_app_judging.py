@@ -116,3 +116,12 @@ def test_benchmark_runs_on_the_librarys_own_set_and_the_set_exports(judged_app):
     assert any('"heatmap"' in f for f in figures)
     labels = [d.proto.label for d in at.get("download_button")]
     assert "Download the judged questions (zip)" in labels
+
+
+def test_benchmark_on_an_empty_library_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    at = _session(tmp_path / "ws")
+    at.switch_page("pages/benchmark.py").run()
+    assert not at.exception
+    assert [i.value for i in at.info] == ["The library is empty: upload manuals or load the sample set on the "
+                                          "Documents page."]

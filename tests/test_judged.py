@@ -200,3 +200,23 @@ def test_bad_files_give_one_line(tmp_path, sample_docs):
     assert lib.dataset() is None and any("judged.jsonl" in p for p in lib.problems)
     assert not lib.judged.path.exists()  # kept aside, so the next judgment starts a clean file
     JudgedSet(lib.judged.path, lib._locked).record("q", Span(sample_docs[0].doc_id, 0, 10), None, lib.documents())
+
+
+def test_an_import_leaves_out_questions_on_clashing_documents(tmp_path, sample_docs):
+    from dataclasses import replace
+
+    source = Library(tmp_path / "uploads", "judgedlib7")
+    for d in sample_docs[:2]:
+        source.import_document(d)
+    a, b = sample_docs[:2]
+    source.judged.record("On a?", Span(a.doc_id, 0, 200), [Span(a.doc_id, 0, 50)], source.documents())
+    source.judged.record("On b?", Span(b.doc_id, 0, 200), [Span(b.doc_id, 0, 50)], source.documents())
+    exported = export_zip(source.judged.questions(), source.documents())
+    target = Library(tmp_path / "uploads", "judgedlib8")
+    target.import_document(replace(b, text="This library's own text under the same id. " * 10))
+    line = target.import_judged(exported, 2**20)
+    assert line == (f"Imported 1 judged question(s); added 1 document(s): {a.doc_id}; left out 1 judged on "
+                    f"{b.doc_id}, which this library holds with other text.")
+    assert [q.question for q in target.dataset().questions] == ["On a?"]
+    with pytest.raises(DatasetError):
+        target.import_judged(b"PK\x03\x04 broken", 2**20)
