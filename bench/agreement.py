@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--qualify", action="store_true", help="product-named questions on both sets")
     parser.add_argument("--join", action="store_true", help="the documents as one joined stream")
     parser.add_argument("--workspace", type=Path, help="workspace folder (caches); default ~/.chunklens")
+    parser.add_argument("--label", default="", help="what generated the set, as the app and RESULTS.md name it")
     parser.add_argument("--out", type=Path, help="write the study's JSON here")
     args = parser.parse_args(argv)
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_libraries()
     try:
         gold = load_dataset(args.gold)
+        gold_name = gold.name
         generated = load_dataset(args.generated)
         doc_ids = [d for d in args.docs.split(",") if d] or [d.doc_id for d in generated.documents]
         gold = select_documents(gold, doc_ids)
@@ -66,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     readme = args.generated / "README.md"
     study = {"command": "python -m bench.agreement " + " ".join(argv if argv is not None else sys.argv[1:]),
-             "documents": doc_ids, "agreement": agreement, **reports,
+             "label": args.label or args.generated.name, "gold_set": gold_name, "documents": doc_ids,
+             "agreement": agreement, **reports,
              "generated_readme": readme.read_text(encoding="utf-8") if readme.is_file() else ""}
     print(agreement_table(study))
     if args.out:

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from core.errors import ChunkLensError
-from core.evaluation.agreement import agreement_table, ranking_agreement
+from core.evaluation.agreement import agreement_lines, agreement_table, ranking_agreement
 from core.ingest.datasets import load_dataset, questions_jsonl
 from core.workbench import sample_folder
 
@@ -40,7 +40,7 @@ def test_the_bench_compares_two_sets_over_the_same_documents(tmp_path):
     (generated / "README.md").write_text("every third question of the sample set\n")
     out = tmp_path / "agreement.json"
     assert main(["--gold", str(sample_folder()), "--generated", str(generated), "--chunkers",
-                 "naive-500t,recursive,chop:retrieval=filter", "--qualify", "--workspace", str(tmp_path / "ws"),
+                 "naive-500t,recursive", "--qualify", "--workspace", str(tmp_path / "ws"),
                  "--out", str(out)]) == 0
     study = json.loads(out.read_text())
     assert set(study["agreement"]) == {"mrr@10", "hit@5"}
@@ -50,6 +50,13 @@ def test_the_bench_compares_two_sets_over_the_same_documents(tmp_path):
         got = {c: r[m] for c, r in study["generated"]["results"].items()}
         assert a == ranking_agreement(gold, got)
     assert "Kendall's tau-b" in agreement_table(study)
+    assert study["label"] == "generated" and study["gold_set"] == "qa"
+    shutil.copy(out, tmp_path / "agreement_sample.json")
+    (tmp_path / "agreement_broken.json").write_text("{")
+    [line] = agreement_lines(tmp_path)
+    a = study["agreement"]["mrr@10"]
+    assert line.startswith("generated on qa: Kendall's tau ") and ("the same" if a["top1_agree"] else "not the same") \
+        in line
     # a generated set over other text is refused in one line
     (generated / "corpus.jsonl").write_text(json.dumps({"doc_id": sample.documents[0].doc_id, "text": "other"})
                                             + "\n")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from scipy.stats import kendalltau
 
 from core.errors import ChunkLensError
+from core.jsonio import loads_checked
 
 #: the metrics the rankings are compared by (issue: MRR@10 and Hit@5)
 AGREEMENT_METRICS = ("mrr@10", "hit@5")
@@ -70,3 +72,22 @@ def agreement_table(study: Mapping[str, Any]) -> str:
         cells = [f"{gold[c][m]:.3f} | {generated[c][m]:.3f}" for m in metrics]
         lines.append(f"| `{c}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def agreement_lines(folder: Path) -> list[str]:
+    """One plain sentence per agreement study committed in `folder` (`agreement_*.json`), for the app to say how
+    far a generated set can be trusted: what generated it, on which set, tau by MRR@10 and whether the best
+    chunker was the same. Unreadable files are skipped."""
+    lines = []
+    for path in sorted(Path(folder).glob("agreement_*.json")):
+        try:
+            study = loads_checked(path.read_bytes())
+            a = study["agreement"]["mrr@10"]
+            tau = "undefined (one set scored every chunker alike)" if a["tau"] is None else f"{a['tau']:.2f}"
+            same = "the same" if a["top1_agree"] else "not the same"
+            lines.append(f"{study['label']} on {study['gold_set']}: Kendall's tau {tau} against the hand-made "
+                         f"questions' ranking by MRR@10; best chunker {same} ({', '.join(a['best_generated'])} "
+                         f"against {', '.join(a['best_gold'])}).")
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return lines
