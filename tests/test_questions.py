@@ -43,6 +43,18 @@ HEATER_A = SHARED + "The heating element draws 1500 W at full power and the ther
 HEATER_B = SHARED + "The heating element draws 2000 W at full power and the thermal fuse opens at 105 °C.\n"
 
 
+KETTLE = ("Fill the kettle with at least 0.5 l of water and at most 1.7 l, up to the MAX mark.\n\n"
+          "Place the kettle on its base and press the switch; the blue light shows that it is heating.\n\n"
+          "The kettle switches off by itself when the water boils, after about four minutes for a full kettle.\n\n"
+          "Descale the kettle every month with a solution of citric acid if your water is hard.\n")
+
+
+def two_products() -> list[Document]:
+    """A heater and a kettle: no sentence in common, so every request differs and every question is new."""
+    return [Document("heater-a", "Heater HA-15", HEATER_A, cnm={"model": "HA-15"}),
+            Document("kettle", "Kettle K2 manual", KETTLE)]
+
+
 def heaters() -> list[Document]:
     return [Document("heater-a", "Heater HA-15", HEATER_A, cnm={"model": "HA-15"}),
             Document("heater-b", "Heater HB-20 manual", HEATER_B)]
@@ -151,16 +163,15 @@ def test_the_product_is_the_gold_model_else_the_title():
 
 
 def scripted_questions(prompt: str) -> str:
-    """A question per evidence and manual, made from the manual's title and the evidence's second and last words:
-    never a copy, and never a duplicate in the heater documents."""
-    title = re.search(r"Manual: (.*)\n", prompt).group(1)
+    """A question per evidence, made from the evidence's second, fourth and last words and its length: never a
+    copy, and never a duplicate in the heater documents (whose shared sentences get one question each)."""
     evidence = re.search(r"<evidence>\n(.*)\n</evidence>", prompt, re.S).group(1)
     words = re.findall(r"\w+", evidence)
-    return json.dumps({"question": f"What does {title} say about {words[1]} {words[-1]}?"})
+    return json.dumps({"question": f"What is said about {words[1]} {words[3]} {words[-1]} {len(prompt)}?"})
 
 
 def test_a_written_set_loads_back_with_products_and_exact_evidence(tmp_path):
-    docs = heaters()
+    docs = two_products()
     generated = generate_questions(docs, ScriptedChat(scripted_questions).client(), 4, seed=0)
     assert len(generated.questions) == 4 and generated.attempts == 4 and not generated.rejected
     folder = write_set(tmp_path / "set", docs, generated)
@@ -170,11 +181,11 @@ def test_a_written_set_loads_back_with_products_and_exact_evidence(tmp_path):
     for q in ds.questions:
         (ref,) = q.references
         assert q.answer == texts[ref.doc_id][ref.start:ref.end]
-        assert q.product == {"heater-a": "HA-15", "heater-b": "Heater HB-20 manual"}[ref.doc_id]
+        assert q.product == {"heater-a": "HA-15", "kettle": "Kettle K2 manual"}[ref.doc_id]
         assert q.text(qualify=True) == f"{q.product}: {q.question}"
     assert ds.documents[0].cnm == {"model": "HA-15"}
     readme = (folder / "README.md").read_text()
-    assert "prompt version: questions-v1" in readme and "design: pick" in readme and "copy rule" in readme
+    assert "prompt version: questions-v2" in readme and "design: pick" in readme and "copy rule" in readme
     assert "scripted chat" in readme
     with pytest.raises(GenerationError, match="not an empty folder"):
         write_set(folder, docs, generated)
@@ -191,7 +202,7 @@ def test_every_answer_is_kept_or_counted_and_a_rerun_asks_nothing(tmp_path):
         nxt = next(answers, None)
         return nxt if nxt is not None else scripted_questions(prompt)
 
-    docs = heaters()
+    docs = two_products()
     cache = AnswerCache(tmp_path / "answers.sqlite")
     first = generate_questions(docs, LLMClient(ScriptedChat(script), cache), 3, seed=1)
     assert first.rejected == Counter({"malformed answer": 1, "not a question": 1})
@@ -203,7 +214,7 @@ def test_every_answer_is_kept_or_counted_and_a_rerun_asks_nothing(tmp_path):
 
 
 def test_should_stop_stops_between_requests_and_the_rest_comes_later(tmp_path):
-    docs = heaters()
+    docs = two_products()
     cache = AnswerCache(tmp_path / "answers.sqlite")
     seen: list[tuple[int, int]] = []
     stopped = generate_questions(docs, LLMClient(ScriptedChat(scripted_questions), cache), 4, seed=2,
@@ -216,13 +227,14 @@ def test_should_stop_stops_between_requests_and_the_rest_comes_later(tmp_path):
 
 
 def test_the_quote_design_locates_the_models_quote():
-    docs = heaters()
+    docs = two_products()
 
     def script(prompt: str) -> str:
         passage = re.search(r"<passage>\n(.*)\n</passage>", prompt, re.S).group(1)
-        sentence = re.findall(r"[^.\n]+\.", passage)[0].strip()
+        sentence = re.split(r"(?<=\.)\s", passage.strip())[0]
+        words = re.findall(r"\w+", sentence)
         quote = "  ".join(sentence.split(" ")).replace("'", "\u2019")  # other whitespace: still found
-        return json.dumps({"question": "What should one know first?", "quote": quote})
+        return json.dumps({"question": f"What is said about {words[1]} {words[3]} {words[-1]}?", "quote": quote})
 
     generated = generate_questions(docs, ScriptedChat(script).client(), 2, design="quote", seed=0)
     for q in generated.questions:
@@ -230,15 +242,15 @@ def test_the_quote_design_locates_the_models_quote():
         ref = q.references[0]
         assert " ".join(doc.text[ref.start:ref.end].split()) == " ".join(q.answer.split())
         assert q.extra["design"] == "quote"
-    # the same first sentence is in both documents, but it is located in the document asked about, once each
+    assert len(generated.questions) == 2 and not generated.rejected  # curly quotes, doubled spaces: still found
     assert generated.attempts >= 2 and sum(generated.rejected.values()) + len(generated.questions) == generated.attempts
 
 
 def test_a_backend_that_cannot_answer_is_an_llm_error():
     with pytest.raises(LLMError, match="could not answer"):
-        generate_questions(heaters(), ScriptedChat(lambda p: LLMError("connection refused")).client(), 2)
+        generate_questions(two_products(), ScriptedChat(lambda p: LLMError("connection refused")).client(), 2)
     with pytest.raises(GenerationError, match="design"):
-        generate_questions(heaters(), ScriptedChat(scripted_questions).client(), 2, design="guess")
+        generate_questions(two_products(), ScriptedChat(scripted_questions).client(), 2, design="guess")
     with pytest.raises(GenerationError, match="no documents"):
         generate_questions([Document("e", "E", "  \n")], ScriptedChat(scripted_questions).client(), 2)
 

@@ -74,7 +74,7 @@ from core.ingest.documents import Document
 from core.llm.base import ChatAnswer, ChatRequest, LLMClient, LLMError
 from core.text import sentences
 
-PROMPT_VERSION = "questions-v1"
+PROMPT_VERSION = "questions-v2"
 DESIGNS = ("pick", "quote")
 COPY_THRESHOLD = 0.9  # measured: see the module docstring and scripts/question_overlap_study.py
 COPY_RUN_SHARE = 0.7  # measured, likewise
@@ -394,11 +394,11 @@ def _fence(text: str) -> str:
 
 
 def pick_request(doc: Document, passage: Passage) -> ChatRequest:
-    """The `pick` design's request: the evidence is fixed, the model writes only the question."""
-    prompt = (f"Manual: {doc.title}\n<evidence>\n{_fence(doc.text[passage.start:passage.end])}\n</evidence>\n"
-              "Write one short question that a user of this product would ask and that the evidence answers. "
-              "Use your own words; do not copy the evidence and do not name the product. "
-              'Reply as JSON: {"question": "..."}')
+    """The `pick` design's request: the evidence is fixed, the model writes only the question. The manual's title is
+    left out: the bundled 135M model, shown it, asked "What is <title>?" for every evidence (all duplicates)."""
+    prompt = (f"<evidence>\n{_fence(doc.text[passage.start:passage.end])}\n</evidence>\n"
+              "Write the question that a user of the product would ask and that this evidence answers. "
+              'Use your own words. Reply as JSON: {"question": "..."}')
     return ChatRequest(prompt, system=SYSTEM, json_schema=PICK_SCHEMA, temperature=0.0, max_tokens=96)
 
 
@@ -421,10 +421,9 @@ def passage_window(doc: Document, passage: Passage, chars: int = PASSAGE_CHARS) 
 def quote_request(doc: Document, passage: Passage) -> ChatRequest:
     """The `quote` design's request: the model writes a question and copies the sentence that answers it."""
     start, end = passage_window(doc, passage)
-    prompt = (f"Manual: {doc.title}\n<passage>\n{_fence(doc.text[start:end])}\n</passage>\n"
-              "Write one short question that a user of this product would ask and that the passage answers, and "
-              "copy, word for word, the sentence of the passage that answers it. Use your own words in the "
-              "question and do not name the product. "
+    prompt = (f"<passage>\n{_fence(doc.text[start:end])}\n</passage>\n"
+              "Write the question that a user of the product would ask and that one sentence of this passage "
+              "answers, and copy that sentence word for word as the quote. Use your own words in the question. "
               'Reply as JSON: {"question": "...", "quote": "..."}')
     return ChatRequest(prompt, system=SYSTEM, json_schema=QUOTE_SCHEMA, temperature=0.0, max_tokens=200)
 
