@@ -127,6 +127,19 @@ def test_malformed_and_non_questions_and_duplicates_are_named():
     assert not is_duplicate("What does the indicator show?", ["How do I turn the heater on?"])
     assert looks_like_question("Which fuse protects the element") and not looks_like_question("Power button")
     assert parse_answer('{"question": "Where  is\\nthe fuse?"}', "pick") == {"question": "Where is the fuse?"}
+    framed = '{"question": "What is the answer to the question: How hot can the element get?"}'
+    assert parse_answer(framed, "pick") == {"question": "How hot can the element get?"}
+    assert parse_answer('{"question": "Question: "}', "pick") is None
+
+
+def test_the_same_question_about_two_near_duplicate_products_is_kept_for_each():
+    """Product-named questions: the same words asked of two manuals are two questions with two answers, and the
+    hardest for a chunker; asked twice of one manual, the second is a duplicate."""
+    same = ScriptedChat(lambda prompt: json.dumps({"question": "How much power does the heater draw?"}))
+    generated = generate_questions(heaters(), same.client(), 3, seed=0)
+    assert sorted(q.product for q in generated.questions) == ["HA-15", "Heater HB-20 manual"]
+    assert len(generated.questions) == 2 and generated.rejected == Counter({"duplicate": 7})
+    assert generated.attempts == 9  # three passages per question wanted, all asked
 
 
 # --- where to ask ------------------------------------------------------------------------------------------------

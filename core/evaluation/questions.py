@@ -23,11 +23,15 @@ What is kept (`check_answer`). A question is kept only if
 (b) it does not copy its evidence ("copies its evidence"): more than `COPY_THRESHOLD` of the question's content
     words (stop words removed, Snowball stems) appear in the evidence AND at least `COPY_RUN_SHARE` of its words
     lie in runs of `COPY_RUN_WORDS` consecutive words copied from it (`copies_evidence`);
-(c) it is not a duplicate of a kept question: the same normalised text, or a content-word Jaccard of at least
-    `DUPLICATE_JACCARD` ("duplicate");
+(c) it is not a duplicate of a question kept about the same product: the same normalised text, or a content-word
+    Jaccard of at least `DUPLICATE_JACCARD` ("duplicate"). Questions are asked product-named
+    (`Question.text(qualify=True)`), so the same words about two near-duplicate manuals ("What temperatures can I
+    set?" of the 225B and of the 226R, with different answers) are two questions, and the hardest kind for a
+    chunker: both are kept;
 and its answer parses ("malformed answer": not JSON, not an object, an empty question) and looks like a question
 ("not a question": no question mark and no question word first). A request the backend could not answer is
-"no answer from the model"; if no request at all is answered, `LLMError` is raised.
+"no answer from the model"; when every request of the first batch fails, the backend cannot answer at all and
+`LLMError` is raised.
 
 The copy rule, measured (`scripts/question_overlap_study.py`): each human-written question of the shared
 qa-spans sets against its gold evidence, widened to the whole sentences it touches (the generator's evidence is
@@ -441,6 +445,18 @@ def looks_like_question(text: str) -> bool:
     return 3 <= len(words) <= 60 and (text.rstrip().endswith("?") or bool(_QUESTION_START.match(text.strip())))
 
 
+_FRAME = re.compile(r"^(?:(?:what is )?the answer to (?:the|this) question\s*:?|question\s*:|q\s*:)\s*", re.I)
+
+
+def tidy_question(text: str) -> str:
+    """The question without a frame small models put around it ("What is the answer to the question: ...",
+    "Question: ..."), on one line."""
+    text = " ".join(text.split())
+    while (stripped := _FRAME.sub("", text, count=1)) != text:
+        text = stripped
+    return text
+
+
 def parse_answer(text: str, design: str) -> dict[str, str] | None:
     """The answer's fields, or None when it is malformed (not JSON, not an object, a field missing or empty).
     A model that wraps the JSON in prose or a code fence is read from its first '{' to its last '}'."""
@@ -455,7 +471,8 @@ def parse_answer(text: str, design: str) -> dict[str, str] | None:
     keys = ("question",) if design == "pick" else ("question", "quote")
     if not isinstance(obj, dict) or any(not isinstance(obj.get(k), str) or not obj[k].strip() for k in keys):
         return None
-    return {k: " ".join(obj[k].split()) if k == "question" else obj[k] for k in keys}
+    fields = {k: tidy_question(obj[k]) if k == "question" else obj[k] for k in keys}
+    return fields if fields["question"] else None
 
 
 def normalised(question: str) -> str:
@@ -592,15 +609,16 @@ def _judge(result: GeneratedSet, passage: Passage, answer: ChatAnswer, doc: Docu
     """Add one answer to the set: a kept question, or one more rejection under its reason."""
     if len(result.questions) >= result.wanted:
         return
-    verdict = check_answer(answer, passage, result.design, quotes, [q.question for q in result.questions],
-                           result.threshold)
+    product = product_of(doc)
+    verdict = check_answer(answer, passage, result.design, quotes,
+                           [q.question for q in result.questions if q.product == product], result.threshold)
     if verdict.reason is not None or verdict.span is None:
         result.rejected[verdict.reason or "malformed answer"] += 1
         return
     start, end = verdict.span
     result.questions.append(Question(
         qid=f"gen-{len(result.questions) + 1:03d}", question=verdict.question,
-        references=(Span(doc.doc_id, start, end),), answer=doc.text[start:end], product=product_of(doc),
+        references=(Span(doc.doc_id, start, end),), answer=doc.text[start:end], product=product,
         extra={"qa_type": "generated", "design": result.design, "facts": list(passage.distinctive)}))
 
 
