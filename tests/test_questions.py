@@ -325,7 +325,13 @@ def test_cli_empty_input_and_a_used_out_folder_are_one_line(tmp_path):
     (used / "x").write_text("x")
     proc3 = run_cli("questions", "--data", str(blank), "--n", "2", "--out", str(used), workspace=tmp_path / "ws")
     assert proc3.returncode == 2 and "not an empty folder" in proc3.stderr
-    for p in (proc, proc2, proc3):
+    proc4 = run_cli("questions", "--data", str(tmp_path / "nowhere.pdf"), "--n", "2", "--out", str(tmp_path / "out"),
+                    workspace=tmp_path / "ws")
+    assert "no such file or folder" in proc4.stderr
+    proc5 = run_cli("questions", "--data", str(blank), "--n", "0", "--out", str(tmp_path / "out"),
+                    workspace=tmp_path / "ws")
+    assert "--n must be at least 1" in proc5.stderr
+    for p in (proc, proc2, proc3, proc4, proc5):
         assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.strip().count("\n") == 0, p.stderr
     assert not (tmp_path / "out").exists()
 
@@ -351,3 +357,30 @@ def test_cli_answers_without_a_findable_quote_are_one_line_with_the_counts(tmp_p
     assert lines[-1] == "error: no question kept of 6 answers (malformed answer 6)"
     assert "Traceback" not in proc.stderr and len(lines) == 2  # the start line, then the error
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_cli_writes_a_set_with_the_default_backend_and_a_rerun_asks_nothing(tmp_path):
+    """`python -m core questions` with its default backend (the bundled GGUF through llama.cpp, in-process) writes a
+    set that loads, with the run's account in its README; the same run into a new folder answers from the
+    workspace's cache."""
+    from core.workbench import sample_folder
+
+    args = ["questions", "--data", str(sample_folder()), "--n", "2", "--seed", "4"]
+    started = time.perf_counter()
+    first = run_cli(*args, "--out", str(tmp_path / "one"), workspace=tmp_path / "ws")
+    took = time.perf_counter() - started
+    assert first.returncode == 0, first.stderr
+    again = run_cli(*args, "--out", str(tmp_path / "two"), workspace=tmp_path / "ws")
+    assert again.returncode == 0, again.stderr
+    print(f"cli: {took:.1f} s; {first.stderr.strip().splitlines()[-1]}")
+    ds = load_dataset(tmp_path / "one")
+    texts = {d.doc_id: d.text for d in ds.documents}
+    assert 1 <= len(ds.questions) <= 2 and len(ds.documents) == 7
+    for q in ds.questions:
+        (ref,) = q.references
+        assert texts[ref.doc_id][ref.start:ref.end] == q.answer and q.product
+    assert "SmolLM2-135M-Instruct" in (tmp_path / "one" / "README.md").read_text()
+    assert re.search(r"model calls [1-9]\d*, from the cache 0\)", first.stderr)
+    assert re.search(r"model calls 0, from the cache [1-9]", again.stderr)
+    assert (tmp_path / "one" / "questions.jsonl").read_bytes() == (tmp_path / "two" / "questions.jsonl").read_bytes()

@@ -660,8 +660,9 @@ def readme(generated: GeneratedSet, documents: Sequence[Document]) -> str:
         "to whole sentences): content-word overlap median 0.62, p90 1.00, p95 1.00 (so overlap alone cannot "
         "separate copies); run share median 0.00, p90 0.50, p95 0.61, p97 0.69; the rule rejects 2.6 % of the "
         "human questions.\n\n"
-        "Every reference is an exact span of its document that occurs there once; questions name no product, "
-        "their document's product is in `product`.\n\n"
+        "Every reference is an exact span of its document that occurs there once. Each question's product (its "
+        "document's gold model, else its title) is in `product`: `bench --qualify-queries` asks "
+        "`Product: question`.\n\n"
         "## Rejected answers by reason\n\n| reason | answers |\n|---|---|\n" + rows + "\n")
 
 
