@@ -271,10 +271,11 @@ def test_a_backend_that_cannot_answer_is_an_llm_error():
 # --- through a real llama.cpp server -----------------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("design", ["pick", "quote"])
-def test_questions_through_a_real_llama_server(tmp_path, design):
+@pytest.mark.parametrize(("design", "n"), [("pick", 4), ("quote", 2)])
+def test_questions_through_a_real_llama_server(tmp_path, design, n):
     """The bundled SmolLM2 behind llama-cpp-python's OpenAI-compatible server: every kept question's reference is
-    exactly its evidence, every answer is kept or counted under a reason, and a rerun is answered from the cache."""
+    exactly its evidence, every answer is kept or counted under a reason, and a rerun is answered from the cache.
+    The quote design asks for fewer: its answers are longer (about 15 s each on two cores, against 7)."""
     from core.ingest.datasets import first_documents
     from core.llm.openai_backend import OpenAICompatibleChat
     from core.workbench import sample_folder
@@ -288,14 +289,14 @@ def test_questions_through_a_real_llama_server(tmp_path, design):
                                                   max_concurrency=1), cache)
 
         started = time.perf_counter()
-        first = generate_questions(docs, client(), 4, design=design, seed=0)
+        first = generate_questions(docs, client(), n, design=design, seed=0)
         took = time.perf_counter() - started
-        again = generate_questions(docs, client(), 4, design=design, seed=0)
+        again = generate_questions(docs, client(), n, design=design, seed=0)
     print(f"{design}: {first.attempts} answers in {took:.1f} s, kept {len(first.questions)}, "
           f"rejected {dict(first.rejected)}")
     assert first.calls == first.attempts > 0 and first.errors == 0
     assert sum(first.rejected.values()) + len(first.questions) == first.attempts
-    assert first.attempts <= 12
+    assert first.attempts <= 3 * n
     texts = {d.doc_id: d.text for d in docs}
     for q in first.questions:
         (ref,) = q.references
