@@ -1,4 +1,5 @@
-"""Command line: `python -m core bench ...`, `python -m core table REPORT.json` and `python -m core chunkers`.
+"""Command line: `python -m core bench ...`, `python -m core table REPORT.json`, `python -m core export ...`,
+`python -m core questions ...` (a generated qa-spans set) and `python -m core chunkers`.
 
 Every expected failure (bad folder, bad file, unknown chunker, unreachable server) ends with one line on
 stderr and exit status 2; progress goes to stderr so stdout holds only the results table.
@@ -124,6 +125,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, required=True, help="FILE.jsonl or FILE.csv")
     _service_flags(export)
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
+    questions = sub.add_parser("questions", help="generate questions with verified evidence spans for any documents "
+                                                 "(a qa-spans v1 set)")
+    questions.add_argument("--data", nargs="+", required=True, type=Path, metavar="DIR|FILE",
+                           help="a qa-spans v1 folder (its corpus), a folder of PDF / DOCX / TXT / Markdown files, or "
+                                "such files")
+    questions.add_argument("--n", type=int, required=True, help="how many questions to keep")
+    questions.add_argument("--out", type=Path, required=True, help="a new (or empty) folder for the set")
+    questions.add_argument("--design", choices=["pick", "quote"], default="pick",
+                           help="pick (default): the program picks the evidence, the model writes the question; "
+                                "quote: the model writes the question and quotes its evidence")
+    questions.add_argument("--seed", type=int, default=0, help="which passages are drawn")
+    _service_flags(questions)
+    questions.set_defaults(llm="llamacpp")  # a chat model writes the questions; rule / extract are not chat models
     return parser
 
 
@@ -285,6 +299,55 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _question_documents(paths: list[Path]):
+    """The documents behind --data: each folder's (a qa-spans corpus, or its PDF / DOCX / TXT / Markdown files) and
+    each file's, doc ids made unique in the order given."""
+    from core.errors import GenerationError
+    from core.ingest.documents import load_file
+    from core.workbench import folder_documents
+
+    docs = []
+    for path in paths:
+        if path.is_dir():
+            docs.extend(folder_documents(path)[0])
+        elif path.is_file():
+            docs.append(load_file(path))
+        else:
+            raise ChunkLensError(f"{path}: no such file or folder")
+    seen: set[str] = set()
+    for n, doc in enumerate(docs, start=1):
+        if doc.doc_id in seen:
+            doc.doc_id = f"{doc.doc_id}-{n}"
+        seen.add(doc.doc_id)
+    if not any(d.text.strip() for d in docs):
+        raise GenerationError("no documents with text in --data")
+    return docs
+
+
+def cmd_questions(args: argparse.Namespace) -> int:
+    from core.errors import GenerationError
+    from core.evaluation.questions import check_out_folder, generate_questions, write_set
+
+    if args.n < 1:
+        raise GenerationError("--n must be at least 1")
+    check_out_folder(args.out)  # before any slow work
+    documents = _question_documents(args.data)
+    settings = settings_from_flags(args)
+    chat = _services(settings, {"chat"}).chat
+    print(f"{len(documents)} document(s); asking {chat.label} for {args.n} question(s) ({args.design})",
+          file=sys.stderr)
+    bars = _Bars(sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
+    generated = generate_questions(documents, chat, args.n, design=args.design, seed=args.seed,
+                                   progress=lambda done, total: bars("questions", done, total))
+    if not generated.questions:
+        raise GenerationError(f"no question kept of {generated.attempts} answers ({generated.rejections()})")
+    write_set(args.out, documents, generated)
+    print(f"wrote {len(generated.questions)} question(s) to {args.out} ({generated.attempts} answers judged; "
+          f"rejected: {generated.rejections()}; model calls {generated.calls}, from the cache {generated.cached})",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_chunkers() -> int:
     import dataclasses
 
@@ -306,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_table(args)
         if args.command == "export":
             return cmd_export(args)
+        if args.command == "questions":
+            return cmd_questions(args)
         return cmd_chunkers()
     except ChunkLensError as exc:
         print(f"error: {exc}", file=sys.stderr)

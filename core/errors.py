@@ -28,3 +28,8 @@ class EmbeddingError(ChunkLensError):
 
 class SetExists(DatasetError):
     """A QA set of that name is in the library already: replacing it must be asked for (`replace=True`)."""
+
+
+class GenerationError(ChunkLensError):
+    """Questions could not be generated or written: no documents, nothing to ask about, nothing kept, or an output
+    folder that is in use."""
