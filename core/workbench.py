@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunk, make_chunker
-from core.errors import ChunkLensError
+from core.errors import ChunkLensError, GenerationError
+from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
 from core.evaluation.metrics import Span
 from core.evaluation.pooling import PoolDepth, pool_depth
+from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
-from core.ingest.datasets import QADataset, Question, joined
+from core.ingest.datasets import QADataset, Question, corpus_jsonl, joined, questions_jsonl
 from core.ingest.documents import Document, join_documents
 from core.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
@@ -330,6 +332,29 @@ def pool_depths(corpus: Corpus, answers: dict[str, QueryResult], gold: Question,
     texts = {d.doc_id: d.text for d in corpus.documents}
     return {spec: pool_depth([Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits], gold, texts, k)
             for spec, a in answers.items() if not a.error}
+
+
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def generate_library_set(services: Services, documents: Sequence[Document], n: int, design: str = "pick",
+                         progress: Callable[[int, int], None] | None = None,
+                         should_stop: Callable[[], bool] | None = None) -> tuple[GeneratedSet, bytes, bytes]:
+    """Questions with verified evidence about the library's documents from the configured chat model
+    (core.evaluation.questions), with the set's corpus.jsonl and questions.jsonl bytes. Every answer is cached:
+    generating again after a stop asks only for the rest."""
+    if services.chat is None:
+        raise ChunkLensError("no chat model is configured (sidebar: CNM backend)")
+    generated = generate_questions(list(documents), services.chat, n, design, progress=progress,
+                                   should_stop=should_stop)
+    if not generated.questions:
+        raise GenerationError(f"no question kept of {generated.attempts} answers ({generated.rejections()})")
+    return generated, corpus_jsonl(list(documents)), questions_jsonl(generated.questions)
+
+
+def generated_set_trust() -> list[str]:
+    """How far generated sets ranked chunkers like hand-made ones, one line per committed agreement study."""
+    return agreement_lines(RESULTS_DIR)
 
 
 @dataclass

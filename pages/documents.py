@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import archive_panel, confirm, state
+from components import archive_panel, confirm, generate_panel, state
 from components.html import md_escape
 from core.errors import ChunkLensError
 from core.ingest.documents import SUPPORTED_SUFFIXES
@@ -56,6 +56,8 @@ dataset = lib.dataset()
 if dataset is not None:
     st.caption(f"QA set '{md_escape(dataset.name)}': {len(dataset.questions)} questions with gold spans over these "
                "documents.")
+
+generate_panel.render(lib)
 
 to_remove = st.multiselect("Remove documents", [d.doc_id for d in docs])
 if not to_remove:

@@ -73,7 +73,7 @@ from typing import Any
 
 from core.errors import GenerationError
 from core.evaluation.metrics import Span
-from core.ingest.datasets import Question, questions_jsonl
+from core.ingest.datasets import Question, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.llm.base import ChatAnswer, ChatRequest, LLMClient, LLMError
 from core.text import sentences
@@ -630,16 +630,6 @@ def check_out_folder(folder: Path) -> None:
         raise GenerationError(f"{folder}: exists and is not an empty folder (choose a new --out)")
 
 
-def _corpus_jsonl(documents: Sequence[Document]) -> bytes:
-    lines = []
-    for d in documents:
-        obj: dict[str, Any] = {"doc_id": d.doc_id, "title": d.title, "text": d.text}
-        if d.cnm:
-            obj["cnm"] = d.cnm
-        lines.append(json.dumps(obj, ensure_ascii=False))
-    return ("\n".join(lines) + "\n").encode("utf-8")
-
-
 def readme(generated: GeneratedSet, documents: Sequence[Document]) -> str:
     """The set's README: how it was made, so a score on it can be read for what it is."""
     rows = "\n".join(f"| {reason} | {n} |" for reason, n in generated.rejected.most_common()) or "| (none) | 0 |"
@@ -673,7 +663,7 @@ def write_set(folder: str | Path, documents: Sequence[Document], generated: Gene
     if not generated.questions:
         raise GenerationError(f"no question kept of {generated.attempts} answers ({generated.rejections()})")
     root.mkdir(parents=True, exist_ok=True)
-    (root / "corpus.jsonl").write_bytes(_corpus_jsonl(documents))
+    (root / "corpus.jsonl").write_bytes(corpus_jsonl(list(documents)))
     (root / "questions.jsonl").write_bytes(questions_jsonl(generated.questions))
     (root / "README.md").write_text(readme(generated, documents), encoding="utf-8")
     return root

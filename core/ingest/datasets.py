@@ -188,6 +188,17 @@ def attach_gold(dataset: QADataset, path: str | Path) -> QADataset:
     return replace(dataset, documents=docs)
 
 
+def corpus_jsonl(documents: list[Document]) -> bytes:
+    """`documents` as the lines of a qa-spans v1 corpus.jsonl (doc_id, title, text, and gold `cnm` when known)."""
+    lines = []
+    for d in documents:
+        obj: dict[str, Any] = {"doc_id": d.doc_id, "title": d.title, "text": d.text}
+        if d.cnm:
+            obj["cnm"] = d.cnm
+        lines.append(json.dumps(obj, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def questions_jsonl(questions: list[Question]) -> bytes:
     """`questions` as the lines of a qa-spans v1 questions.jsonl (what `load_dataset` reads back)."""
     lines = []

@@ -32,7 +32,7 @@ from typing import Any
 
 from core.errors import DatasetError
 from core.evaluation.metrics import Span, subtract, union
-from core.ingest.datasets import Question, questions_jsonl
+from core.ingest.datasets import Question, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
 from core.jsonio import loads_checked
@@ -260,16 +260,6 @@ def _zip_member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     info.compress_type = zipfile.ZIP_DEFLATED
     info.external_attr = 0o644 << 16
     zf.writestr(info, data)
-
-
-def corpus_jsonl(documents: Sequence[Document]) -> bytes:
-    lines = []
-    for d in documents:
-        obj: dict[str, Any] = {"doc_id": d.doc_id, "title": d.title, "text": d.text}
-        if d.cnm:
-            obj["cnm"] = d.cnm
-        lines.append(json.dumps(obj, ensure_ascii=False))
-    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def export_zip(questions: Sequence[JudgedQuestion], documents: Sequence[Document], name: str = "judged") -> bytes:
