@@ -219,3 +219,10 @@ def test_the_command_fails_in_one_line(tmp_path, content, message):
     assert proc.stderr.startswith("error: ") and message in proc.stderr and str(path) in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
     assert not (tmp_path / "out.html").exists()
+
+
+def test_the_report_and_its_figures_need_no_streamlit():
+    code = ("import sys, core.report_html, core.figures; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'components')))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stderr
