@@ -109,6 +109,23 @@ def check_report(report: Any, source: str = "report") -> None:
             raise ChunkLensError(f"{source}: not a bench report ('{spec}' has no {', '.join(missing[:3])})")
 
 
+def _collisions(report: Report) -> tuple[list[str], list[str], list[list[float | None]]]:
+    """`top1_collisions`, or nothing when the per-question sources are not the [qid, gold, top-1] rows they
+    should be (a hand-edited or damaged report still renders, without the heat-map)."""
+    try:
+        chunkers, docs, matrix = top1_collisions(report)
+    except (TypeError, ValueError, AttributeError):
+        return [], [], []
+    return [str(c) for c in chunkers], [str(d) for d in docs], matrix
+
+
+def _retrieval(report: Report) -> str:
+    retrieval = report.get("retrieval")
+    if retrieval is None or isinstance(retrieval, Mapping):
+        return retrieval_phrase(dict(report))
+    return str(retrieval)
+
+
 # --- the generated paragraph -----------------------------------------------------------------------------------
 
 def _extremes(values: Mapping[str, float]) -> tuple[list[str], float, list[str], float]:
@@ -176,7 +193,7 @@ def summary_sentences(report: Report) -> list[str]:
         else:
             sentences.append(f"wrong_doc@{kmax} (the share of the top {kmax} from a document without the answer) "
                              f"is highest for {_names(top)} ({hi:.3f}) and lowest for {_names(bottom)} ({lo:.3f}).")
-    chunkers, docs, matrix = top1_collisions(report)
+    chunkers, docs, matrix = _collisions(report)
     if len(docs) > 1 and chunkers:
         means = {}
         for j, doc in enumerate(docs):
@@ -258,7 +275,7 @@ def _settings_table(report: Report, generated: str | None) -> str:
     questions = _cell(report.get("n_questions")) + (" (product-named)" if report.get("qualify_queries") else "")
     rows = [("ChunkLens", core.__version__), ("dataset", report.get("dataset", "–")),
             ("documents", None), ("questions", None), ("k", ", ".join(str(k) for k in report["k"])),
-            ("embedder", report.get("embedder", "–")), ("retrieval", retrieval_phrase(dict(report))),
+            ("embedder", report.get("embedder", "–")), ("retrieval", _retrieval(report)),
             ("retrieval settings", details or "–")]
     if retrieval.get("lexical"):
         rows.append(("lexical index", retrieval["lexical"]))
@@ -307,8 +324,12 @@ def _stages(report: Report) -> list[str]:
     return [s for s in STAGES if s in seen] + sorted(seen - set(STAGES))
 
 
+def _seconds_of(r: Mapping[str, Any]) -> Mapping[str, Any]:
+    return r["seconds"] if isinstance(r.get("seconds"), Mapping) else {}
+
+
 def _seconds(stage: str) -> Callable[[Mapping[str, Any]], Any]:
-    return lambda r: _number((r.get("seconds") or {}).get(stage))
+    return lambda r: _number(_seconds_of(r).get(stage))
 
 
 def _cost_table(report: Report) -> str:
@@ -316,8 +337,7 @@ def _cost_table(report: Report) -> str:
     if not stages:
         return ""
     columns: list[Column] = [(f"seconds {s}", _seconds(s), "") for s in stages]
-    columns.append(("seconds total", lambda r: sum(v for v in (r.get("seconds") or {}).values()
-                                                    if _number(v) is not None), ""))
+    columns.append(("seconds total", lambda r: sum(v for v in _seconds_of(r).values() if _number(v) is not None), ""))
     if any(r.get("llm_calls") for r in report["results"].values()):
         columns.append(("LLM calls", lambda r: r.get("llm_calls"), ""))
     return _table(report, columns, "cached stages take next to no time")
@@ -364,7 +384,7 @@ def _figures(report: Report, draw: _Figures) -> dict[str, str]:
     if _values(report, f"span_iou@{kmax}") and _values(report, f"span_recall@{kmax}"):
         out["span"] = draw(figures.bars(view, {f"span IoU@{kmax}": _get(f"span_iou@{kmax}"),
                                                f"span recall@{kmax}": _get(f"span_recall@{kmax}")}, "Span metrics"))
-    chunkers, docs, matrix = top1_collisions(report)
+    chunkers, docs, matrix = _collisions(report)
     if chunkers and docs:
         out["heatmap"] = draw(figures.collision_heatmap([_label(c) for c in chunkers], [_label(d) for d in docs],
                                                         matrix))

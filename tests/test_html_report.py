@@ -226,3 +226,14 @@ def test_the_report_and_its_figures_need_no_streamlit():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'components')))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_a_damaged_report_still_renders_what_it_can(report):
+    damaged = copy.deepcopy(report)
+    damaged["retrieval"] = "dense"
+    damaged["results"]["chop"]["top1_sources"] = [["q1"], "x"]
+    damaged["results"]["cosine"]["seconds"] = "soon"
+    damaged["results"]["recursive"]["n_chunks"] = "<b>many</b>"
+    page = render_html(damaged)
+    assert HEATMAP_TITLE not in page and "&lt;b&gt;many&lt;/b&gt;" in page and "<b>many" not in page
+    assert "<th>retrieval</th><td>dense</td>" in page
