@@ -37,7 +37,7 @@ h3 { margin-top: 1.8em; }
 .summary { background: #eff6ff; border-left: 4px solid #2563eb; padding: 10px 16px; line-height: 1.5; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
 th, td { border: 1px solid #e5e7eb; padding: 4px 8px; text-align: right; vertical-align: top; }
-th { background: #f3f4f6; } td.name, th.name, td.text, table.settings td { text-align: left; }
+th { background: #f3f4f6; } td.name, th.name, td.text, th.text, table.settings td { text-align: left; }
 td.text { overflow-wrap: anywhere; max-width: 32em; }
 table.settings th { text-align: left; width: 12em; }
 code { font-size: 0.95em; } td strong { color: #1d4ed8; }
@@ -243,7 +243,8 @@ def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
         best.append({i for i, v in numbers if math.isclose(v, target, abs_tol=1e-9)})
     out = ["<table>" + (f"<caption class='note'>{_esc(caption)}</caption>" if caption else ""),
            "<thead><tr><th class='name'>chunker</th>"
-           + "".join(f"<th>{_esc(h)}</th>" for h, _, _ in columns) + "</tr></thead><tbody>"]
+           + "".join(f"<th class='text'>{_esc(h)}</th>" if any(isinstance(row[j], str) for row in rows)
+                     else f"<th>{_esc(h)}</th>" for j, (h, _, _) in enumerate(columns)) + "</tr></thead><tbody>"]
     for i, (spec, row) in enumerate(zip(results, rows)):
         cells = []
         for j, (header, _, _) in enumerate(columns):
