@@ -1,160 +1,21 @@
-"""Plotly figures: the boundary timeline, size histograms, similarity curves, continuity strips, metric charts."""
+"""The app's Plotly figures. They are plain Plotly (no Streamlit) and live in `core.figures`, where the HTML report
+(core/report_html.py) draws them too; this module re-exports them for the pages and components."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from core.figures import (
+    COLOURS,
+    STRIP_COLOURS,
+    bars,
+    boundary_timeline,
+    collision_grid,
+    collision_heatmap,
+    continuity_strip,
+    eos_curve,
+    metric_vs_k,
+    size_histogram,
+    trace_curve,
+)
 
-import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
-
-from core.chunkers.base import Chunk
-
-COLOURS = ["#2563eb", "#f59e0b"]
-
-
-def boundary_timeline(runs: Mapping[str, Sequence[Chunk]], doc_id: str, length: int, joins: Sequence[int] = (),
-                      gold: Sequence[tuple[int, int]] = ()) -> go.Figure:
-    """Every chunker's chunks of one document on a shared character axis; joins dashed, gold spans shaded."""
-    fig = go.Figure()
-    for name, chunks in runs.items():
-        own = [c for c in chunks if c.doc_id == doc_id]
-        for parity in (0, 1):
-            part = [c for c in own if c.index % 2 == parity]
-            fig.add_trace(go.Bar(
-                y=[name] * len(part), x=[c.end - c.start for c in part], base=[c.start for c in part],
-                orientation="h", marker_color=COLOURS[parity], opacity=0.55, showlegend=False,
-                customdata=[[c.index, c.start, c.end, c.token_count] for c in part],
-                hovertemplate="chunk %{customdata[0]}<br>%{customdata[1]}–%{customdata[2]}"
-                              "<br>%{customdata[3]} tokens<extra>" + name + "</extra>",
-            ))
-    for j in joins:
-        fig.add_vline(x=j, line_dash="dash", line_color="#dc2626")
-    for s, e in gold:
-        fig.add_vrect(x0=s, x1=e, fillcolor="#16a34a", opacity=0.25, line_width=0)
-    fig.update_layout(barmode="overlay", height=90 + 42 * len(runs), margin={"l": 10, "r": 10, "t": 30, "b": 30},
-                      xaxis={"title": "character offset", "range": [0, length]},
-                      title="Chunk boundaries (red dashes: document joins, green: gold evidence)")
-    return fig
-
-
-def size_histogram(runs: Mapping[str, Sequence[Chunk]]) -> go.Figure:
-    rows = [{"chunker": name, "tokens": c.token_count} for name, chunks in runs.items() for c in chunks]
-    fig = px.histogram(pd.DataFrame(rows), x="tokens", color="chunker", barmode="overlay", nbins=40, opacity=0.6)
-    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title="Chunk sizes (tokens)")
-    return fig
-
-
-def trace_curve(trace: dict[str, Any], title: str) -> go.Figure:
-    """Neighbour similarity (cosine) or distance (semantic) along the text, with the threshold line."""
-    fig = go.Figure(go.Scatter(x=trace["positions"], y=trace["values"], mode="lines+markers", marker_size=3,
-                               name=trace.get("kind", "value")))
-    fig.add_hline(y=trace["threshold"], line_dash="dash", line_color="#dc2626",
-                  annotation_text=trace.get("rule", "threshold"))
-    fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 40, "b": 30}, title=title,
-                      xaxis_title="character offset", yaxis_title=trace.get("kind", ""))
-    return fig
-
-
-def eos_curve(window: dict[str, Any], scorer: str) -> go.Figure:
-    """p(end of text) at each sentence end of one LGMGC window; the chosen split marked."""
-    fig = go.Figure(go.Scatter(x=window["positions"], y=window["p"], mode="lines+markers", name="p(EOS)"))
-    fig.add_vline(x=window["split"], line_color="#dc2626", annotation_text="split")
-    fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 40, "b": 30},
-                      title=f"Window {window['start']}–{window['end']}: {scorer}", xaxis_title="character offset",
-                      yaxis_title="p(end of text)")
-    return fig
-
-
-def _stepped_scale(colours: Sequence[str]) -> list[list[Any]]:
-    """A heat-map colour scale of flat steps: integer value i (zmin -0.5, zmax n - 0.5) gets colours[i]."""
-    n = len(colours)
-    steps: list[list[Any]] = []
-    for i, colour in enumerate(colours):
-        steps += [[i / n, colour], [(i + 1) / n, colour]]
-    return steps
-
-
-STRIP_COLOURS = {"start": "#6b7280", "found join": "#16a34a", "correct continue": "#d1d5db",
-                 "false alarm": "#f59e0b", "missed join": "#dc2626"}
-
-
-def continuity_strip(decisions: Sequence[Any], title: str) -> go.Figure:
-    """One cell per window (`core.methods.chop.continuity.Decision`), coloured by how its decision compares with
-    the true joins; hovering shows the decision, its reason and the text on both sides of the cut."""
-    labels = list(STRIP_COLOURS)
-    n = len(labels)
-    steps = _stepped_scale(list(STRIP_COLOURS.values()))
-
-    def side(text: str) -> str:
-        return " ".join(text.split())[-90:].replace("<", "&lt;")
-
-    hover = [f"window {d.index}: <b>{d.label}</b> ({'start' if d.decision is None else d.decision})"
-             f"<br>{side(d.reason)}" + (f"<br>true join at {d.join}" if d.join is not None else "")
-             + f"<br>…{side(d.before)} ┃ {' '.join(d.after.split())[:90].replace('<', '&lt;')}…" for d in decisions]
-    fig = go.Figure(go.Heatmap(
-        z=[[labels.index(d.label) for d in decisions]], text=[hover], hoverinfo="text", showscale=False,
-        zmin=-0.5, zmax=n - 0.5, colorscale=steps, xgap=1,
-    ))
-    for label, colour in STRIP_COLOURS.items():  # a legend: one invisible trace per label
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label,
-                                 marker={"color": colour, "size": 10, "symbol": "square"}))
-    fig.update_layout(height=150, margin={"l": 10, "r": 10, "t": 40, "b": 20}, yaxis_visible=False,
-                      title=title, xaxis_title="window", legend={"orientation": "h", "y": -0.4},
-                      plot_bgcolor="white")
-    return fig
-
-
-def metric_vs_k(report: dict[str, Any], metric: str) -> go.Figure:
-    rows = [{"chunker": name, "k": k, metric: r[f"{metric}@{k}"]}
-            for name, r in report["results"].items() for k in report["k"]]
-    fig = px.line(pd.DataFrame(rows), x="k", y=metric, color="chunker", markers=True)
-    fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=f"{metric}@k")
-    return fig
-
-
-def bars(report: dict[str, Any], columns: Mapping[str, Any], title: str) -> go.Figure:
-    rows = [{"chunker": name, "measure": label, "value": fn(r)} for name, r in report["results"].items()
-            for label, fn in columns.items()]
-    fig = px.bar(pd.DataFrame(rows), x="chunker", y="value", color="measure", barmode="group")
-    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=title)
-    return fig
-
-
-def collision_grid(rows: Sequence[Any], title: str = "Where each chunker's hits come from") -> go.Figure:
-    """One row of cells per chunker (`core.evaluation.collisions.GridRow`): cell colour = source document,
-    ★ = a document holding the answer, and the chunker's wrong_doc@k beside its name."""
-    docs = sorted({d for r in rows for d in r.sources}) or [""]
-    palette = px.colors.qualitative.Safe + px.colors.qualitative.Pastel
-    k = max((len(r.sources) for r in rows), default=0)
-    pad = [None] * k
-    z = [([docs.index(d) for d in r.sources] + pad)[:k] for r in rows]
-    text = [([("★ " if g else "") + d for d, g in zip(r.sources, r.gold)] + [""] * k)[:k] for r in rows]
-    hover = [([f"#{i + 1} from {d}" + (" (holds the answer)" if g else "")
-               for i, (d, g) in enumerate(zip(r.sources, r.gold))] + [""] * k)[:k] for r in rows]
-    n = len(docs)
-    steps = _stepped_scale([palette[i % len(palette)] for i in range(n)])  # each document one flat colour
-    fig = go.Figure(go.Heatmap(
-        z=z, x=[f"#{i + 1}" for i in range(k)], y=[f"{r.chunker}  (wrong_doc {r.wrong_doc:.2f})" for r in rows],
-        text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text", showscale=False,
-        colorscale=steps, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
-    ))
-    fig.update_layout(height=80 + 34 * len(rows), margin={"l": 10, "r": 10, "t": 40, "b": 20}, title=title,
-                      yaxis={"autorange": "reversed"})
-    return fig
-
-
-def collision_heatmap(chunkers: Sequence[str], docs: Sequence[str], matrix: Sequence[Sequence[float | None]]
-                      ) -> go.Figure:
-    """Chunker by gold document: the share of that document's questions whose top-1 hit came from elsewhere."""
-    fig = go.Figure(go.Heatmap(
-        z=matrix, x=list(docs), y=list(chunkers), zmin=0, zmax=1, colorscale="Reds",
-        text=[["" if v is None else f"{v:.2f}" for v in row] for row in matrix], texttemplate="%{text}",
-        hovertemplate="%{y}<br>questions about %{x}: top-1 from another document %{z:.0%}<extra></extra>",
-        colorbar={"title": "wrong doc"},
-    ))
-    fig.update_layout(height=120 + 34 * len(chunkers), margin={"l": 10, "r": 10, "t": 40, "b": 80},
-                      title="Top-1 collisions: questions whose first hit comes from another document",
-                      yaxis={"autorange": "reversed"})
-    return fig
+__all__ = ["COLOURS", "STRIP_COLOURS", "bars", "boundary_timeline", "collision_grid", "collision_heatmap",
+           "continuity_strip", "eos_curve", "metric_vs_k", "size_histogram", "trace_curve"]

@@ -10,6 +10,7 @@ from components.html import md_escape
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
+from core.report_html import render_html
 from core.workbench import DEFAULT_SPECS, guided_demo
 
 
@@ -56,3 +57,6 @@ def render() -> None:
                     f"recall {scores.recall:.2f}, F1 {scores.f1:.2f} against the {scores.true} true joins")
         st.plotly_chart(charts.continuity_strip(judged, "Continuity decisions against the true joins"),
                         width="stretch", key="demo-strip")
+    report = summary.report
+    st.download_button("Download report", lambda: render_html(report), "chunklens-demo.html", "text/html",
+                       on_click="ignore", help="One HTML file with the settings, tables and figures; opens offline")

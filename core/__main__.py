@@ -1,5 +1,6 @@
 """Command line: `python -m core bench ...`, `python -m core table REPORT.json`, `python -m core export ...`,
-`python -m core questions ...` (a generated qa-spans set) and `python -m core chunkers`.
+`python -m core questions ...` (a generated qa-spans set), `python -m core report REPORT.json` (a self-contained
+HTML file) and `python -m core chunkers`.
 
 Every expected failure (bad folder, bad file, unknown chunker, unreachable server) ends with one line on
 stderr and exit status 2; progress goes to stderr so stdout holds only the results table.
@@ -117,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--metrics", default="hit,mrr,ndcg", type=lambda v: [m for m in v.split(",") if m],
                        help="metric names, e.g. dcg,recall or span_recall,span_iou")
     table.add_argument("--k", type=_ks, default=None, help="cut-offs to show (default: all in the report)")
+    report = sub.add_parser("report", help="write a bench JSON report as one self-contained HTML file")
+    report.add_argument("report", type=Path, help="a file written by bench --out")
+    report.add_argument("--out", type=Path, help="the HTML file to write (default: the report's name with .html)")
+    report.add_argument("--title", help="the page's title (default: 'ChunkLens comparison: <dataset>')")
+    report.add_argument("--generated", metavar="TEXT",
+                        help="a date or note shown as 'generated TEXT' (nothing by default, so the file is the "
+                             "same for the same report)")
     export = sub.add_parser("export", help="write every chunker's chunks as JSONL or CSV")
     export.add_argument("--data", required=True, type=Path, metavar="DIR",
                         help="a qa-spans v1 folder, or a folder of PDF / DOCX / TXT / Markdown files")
@@ -348,6 +356,28 @@ def cmd_questions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from core.evaluation.report import load_reports
+    from core.report_html import check_report, render_html
+
+    if not args.report.is_file():
+        raise ChunkLensError(f"{args.report}: no such file")
+    reports = load_reports(args.report)
+    for i, report in enumerate(reports):
+        check_report(report, str(args.report) if len(reports) == 1 else f"{args.report} (report {i + 1})")
+    text = render_html(reports if len(reports) > 1 else reports[0], args.title, args.generated)
+    out = args.out or args.report.with_suffix(".html")
+    if out.resolve() == args.report.resolve():
+        raise ChunkLensError(f"--out {out} would overwrite the report")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ChunkLensError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    print(f"wrote {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
 def cmd_chunkers() -> int:
     import dataclasses
 
@@ -371,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_export(args)
         if args.command == "questions":
             return cmd_questions(args)
+        if args.command == "report":
+            return cmd_report(args)
         return cmd_chunkers()
     except ChunkLensError as exc:
         print(f"error: {exc}", file=sys.stderr)

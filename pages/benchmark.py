@@ -12,6 +12,7 @@ from components.html import md_escape
 from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
 from core.ingest.datasets import MAX_QA_BYTES
+from core.report_html import render_html
 from core.uploads import limit_mb, read_upload
 from core.workbench import DEFAULT_SPECS, benchmark
 
@@ -134,6 +135,8 @@ if any("judged_questions" in r for r in report["results"].values()):
     st.caption("judged@k: for the questions judged by hand, the share of each chunker's top k that the judgments "
                "cover (pool depth). An unjudged hit counts as not answering: where judged@k is low, judge more hits "
                "of those questions on the Query page before trusting a difference.")
-d1, d2 = st.columns(2)
+d1, d2, d3 = st.columns(3)
 d1.download_button("Download CSV", table.to_csv(index=False), "chunklens-benchmark.csv", "text/csv")
 d2.download_button("Download JSON", json.dumps(report, indent=2), "chunklens-benchmark.json", "application/json")
+d3.download_button("Download report", lambda: render_html(report), "chunklens-benchmark.html", "text/html",
+                   on_click="ignore", help="One HTML file with the settings, tables and figures; opens offline")

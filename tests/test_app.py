@@ -49,6 +49,7 @@ def test_the_guided_demo_reaches_its_summary_without_touching_the_library(app):
     assert heat and len(heat[0]["x"]) == 7  # top-1 collisions, chunker by manual
     assert any(m.value.startswith("**CHOP's continuity decisions**") for m in at.markdown)
     assert "This library holds 0 document(s)" in at.caption[1].value  # the user's library is untouched
+    assert "Download report" in [d.proto.label for d in at.get("download_button")]  # the HTML, made on a click
     again = click(at, "Run the guided demo")
     demo = again.session_state["demo"]
     assert all(r.run.from_cache and r.indexed.reused for r in demo.results.values())
@@ -146,7 +147,7 @@ def test_benchmark_page_runs_and_offers_downloads(app):
     table = at.dataframe[0].value
     assert set(table["chunker"]) == {"naive-500t", "chop:retrieval=filter"}
     assert "hit@10" in table.columns and "seconds_embed" in table.columns
-    assert [d.proto.label for d in at.get("download_button")] == ["Download CSV", "Download JSON"]
+    assert [d.proto.label for d in at.get("download_button")] == ["Download CSV", "Download JSON", "Download report"]
     figures = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
     [heat] = [f for f in figures if f["type"] == "heatmap"]  # the top-1 collisions, chunker by manual
     assert set(heat["y"]) == {"naive-500t", "chop:retrieval=filter"} and len(heat["x"]) == 7

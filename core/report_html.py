@@ -1,0 +1,458 @@
+"""One self-contained HTML file of a bench report, to show a comparison after the app is closed.
+
+`render_html` turns the dict `python -m core bench` writes (core/evaluation/bench.py), or a list of them, into
+one page: the settings and versions, "What this shows" (sentences generated from the numbers), the tables, and
+the app's Plotly figures (core/figures.py) as interactive figures with plotly.js embedded once, so the file opens
+offline. Every text that comes from documents, specs or dataset names is escaped. The same input gives the same
+bytes: the figures get fixed ids and nothing depends on the clock unless `generated` is passed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import core
+from core.errors import ChunkLensError
+from core.evaluation.collisions import top1_collisions
+from core.evaluation.report import retrieval_phrase
+
+Report = Mapping[str, Any]
+
+#: an embedder leaving at least this share of a chunker's embedded text unread gets a sentence in the summary
+UNREAD_NOTABLE = 0.10
+RANK_METRICS = ("hit", "mrr", "ndcg")
+STAGES = ("chunk", "embed", "index", "query", "lexical")
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111827; margin: 0;
+       background: #f9fafb; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; background: #fff; }
+h1 { margin: 0 0 4px; font-size: 1.7em; } h2 { margin-top: 2.2em; border-bottom: 2px solid #e5e7eb; }
+h3 { margin-top: 1.8em; }
+.meta, .note, footer { color: #6b7280; font-size: 0.9em; }
+.summary { background: #eff6ff; border-left: 4px solid #2563eb; padding: 10px 16px; line-height: 1.5; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
+th, td { border: 1px solid #e5e7eb; padding: 4px 8px; text-align: right; vertical-align: top; }
+th { background: #f3f4f6; } td.name, th.name, td.text, th.text, table.settings td { text-align: left; }
+td.text { overflow-wrap: anywhere; max-width: 32em; }
+table.settings th { text-align: left; width: 12em; }
+code { font-size: 0.95em; } td strong { color: #1d4ed8; }
+.figure { margin: 8px 0 20px; }
+dt { font-weight: 600; } dd { margin: 0 0 6px 1.5em; }
+"""
+
+GLOSSARY = [
+    ("hit@k", "share of the questions with a relevant chunk (one overlapping a gold span) in the top k"),
+    ("mrr@k", "mean reciprocal rank of the first relevant chunk in the top k (0 when there is none)"),
+    ("ndcg@k", "normalised discounted cumulative gain of the top k (binary relevance)"),
+    ("span recall@k / span IoU@k", "share of the gold characters the top k covers / overlap of the retrieved and "
+                                   "gold characters over their union"),
+    ("wrong_doc@k", "share of the top k that comes from a document holding none of the question's gold spans"),
+    ("unread share", "share of the embedded text past the embedder's input limit, which its vector never reads"),
+    ("top-1 collisions", "per chunker and document: the share of the questions about that document whose first "
+                         "hit comes from another document"),
+]
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _label(value: Any) -> str:
+    """A text for a Plotly label: plotly.js reads labels as pseudo-HTML and turns entities back into characters,
+    so escaping shows the text as it is (and no tag of a spec or document name takes effect)."""
+    return html.escape(str(value), quote=False)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _cell(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "–"
+        return f"{value:.{digits}f}" if abs(value) < 100 else f"{value:,.0f}"
+    return _esc(value)
+
+
+# --- checks ------------------------------------------------------------------------------------------------------
+
+def check_report(report: Any, source: str = "report") -> None:
+    """A ChunkLensError naming `source` unless `report` is a bench report this module can render: `k` (positive
+    integers), `results` with hit@k and mrr@k of every chunker at every k. Everything else is optional."""
+    if not isinstance(report, Mapping) or "results" not in report or "k" not in report:
+        raise ChunkLensError(f"{source}: not a bench report (no 'results' and 'k')")
+    ks, results = report["k"], report["results"]
+    if (not isinstance(ks, list) or not ks
+            or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in ks)):
+        raise ChunkLensError(f"{source}: not a bench report ('k' is not a list of cut-offs)")
+    if not isinstance(results, Mapping) or not results:
+        raise ChunkLensError(f"{source}: not a bench report (no chunker results)")
+    for spec, r in results.items():
+        if not isinstance(r, Mapping):
+            raise ChunkLensError(f"{source}: not a bench report (the result of '{spec}' is not an object)")
+        missing = [f"{m}@{k}" for m in ("hit", "mrr") for k in ks if _number(r.get(f"{m}@{k}")) is None]
+        if missing:
+            raise ChunkLensError(f"{source}: not a bench report ('{spec}' has no {', '.join(missing[:3])})")
+
+
+def _collisions(report: Report) -> tuple[list[str], list[str], list[list[float | None]]]:
+    """`top1_collisions`, or nothing when the per-question sources are not the [qid, gold, top-1] rows they
+    should be (a hand-edited or damaged report still renders, without the heat-map)."""
+    try:
+        chunkers, docs, matrix = top1_collisions(report)
+    except (TypeError, ValueError, AttributeError):
+        return [], [], []
+    return [str(c) for c in chunkers], [str(d) for d in docs], matrix
+
+
+def _retrieval(report: Report) -> str:
+    retrieval = report.get("retrieval")
+    if retrieval is None or isinstance(retrieval, Mapping):
+        return retrieval_phrase(dict(report))
+    return str(retrieval)
+
+
+# --- the generated paragraph -----------------------------------------------------------------------------------
+
+def _extremes(values: Mapping[str, float]) -> tuple[list[str], float, list[str], float]:
+    """(the names with the highest value, that value, the names with the lowest, that value)."""
+    hi, lo = max(values.values()), min(values.values())
+    top = [n for n, v in values.items() if math.isclose(v, hi, abs_tol=1e-9)]
+    bottom = [n for n, v in values.items() if math.isclose(v, lo, abs_tol=1e-9)]
+    return top, hi, bottom, lo
+
+
+def _names(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _values(report: Report, key: str) -> dict[str, float]:
+    """`key` of every chunker, or {} unless every chunker has a number there."""
+    out = {spec: _number(r.get(key)) for spec, r in report["results"].items()}
+    return {s: v for s, v in out.items() if v is not None} if all(v is not None for v in out.values()) else {}
+
+
+def _rank_sentence(report: Report, metric: str, k: int) -> str:
+    values = _values(report, f"{metric}@{k}")
+    top, hi, bottom, lo = _extremes(values)
+    label = f"{metric}@{k}"
+    if len(values) == 1:
+        return f"Only {top[0]} was run: {label} {hi:.3f}."
+    if len(top) == len(values):
+        return f"By {label}, every chunker scores {hi:.3f}."
+    lead = (f"By {label}, {top[0]} is best with {hi:.3f}" if len(top) == 1
+            else f"By {label}, {_names(top)} tie for best with {hi:.3f}")
+    verb = "is" if len(bottom) == 1 else "are"
+    return f"{lead}; {_names(bottom)} {verb} last with {lo:.3f}, a spread of {hi - lo:.3f}."
+
+
+def summary_sentences(report: Report) -> list[str]:
+    """'What this shows', from the numbers only: the best chunker by hit at the smallest k and by MRR at the
+    largest, the spread between best and worst, how much one question weighs, where wrong_doc is highest and
+    lowest, the document whose questions collide most at top 1, and any chunker whose text the embedder leaves
+    largely unread. Plain text: the caller escapes it."""
+    check_report(report)
+    ks = sorted(report["k"])
+    k1, kmax = ks[0], ks[-1]
+    n_chunkers = len(report["results"])
+    sentences = [_rank_sentence(report, "hit", k1)]
+    if n_chunkers > 1:
+        mrr = _rank_sentence(report, "mrr", kmax)
+        hit_best = _extremes(_values(report, f"hit@{k1}"))[0]
+        mrr_best = _extremes(_values(report, f"mrr@{kmax}"))[0]
+        if hit_best == mrr_best and len(mrr_best) < n_chunkers:
+            mrr = mrr.replace(" is best with", " is best too, with").replace(" tie for best with",
+                                                                           " tie for best too, with")
+        sentences.append(mrr)
+    elif kmax != k1:
+        sentences.append(f"Its mrr@{kmax} is {_values(report, f'mrr@{kmax}')[next(iter(report['results']))]:.3f}.")
+    n_questions = report.get("n_questions")
+    if isinstance(n_questions, int) and n_questions > 0 and n_chunkers > 1:
+        sentences.append(f"With {n_questions} questions, one question moves hit@k by {1 / n_questions:.3f}.")
+    wrong = _values(report, f"wrong_doc@{kmax}")
+    if wrong and n_chunkers > 1:
+        top, hi, bottom, lo = _extremes(wrong)
+        if len(top) == len(wrong):
+            sentences.append(f"wrong_doc@{kmax} (the share of the top {kmax} from a document without the answer) "
+                             f"is {hi:.3f} for every chunker.")
+        else:
+            sentences.append(f"wrong_doc@{kmax} (the share of the top {kmax} from a document without the answer) "
+                             f"is highest for {_names(top)} ({hi:.3f}) and lowest for {_names(bottom)} ({lo:.3f}).")
+    chunkers, docs, matrix = _collisions(report)
+    if len(docs) > 1 and chunkers:
+        means = {}
+        for j, doc in enumerate(docs):
+            cells = [row[j] for row in matrix if row[j] is not None]
+            if cells:
+                means[doc] = sum(cells) / len(cells)
+        if means and max(means.values()) > 0:
+            top, hi, _, _ = _extremes(means)
+            sentences.append(f"Top-1 collisions are most frequent for the questions about {_names(top)}: "
+                             f"{hi:.0%} of them get their first hit from another document (mean over "
+                             f"{len(chunkers)} chunker{'s' if len(chunkers) > 1 else ''}).")
+    unread = {s: v for s, v in _unread(report).items() if v >= UNREAD_NOTABLE}
+    if unread:
+        parts = [f"{v:.0%} of {s}'s" for s, v in sorted(unread.items(), key=lambda kv: -kv[1])]
+        mode = report.get("retrieval", {}).get("mode", "dense") if isinstance(report.get("retrieval"), Mapping) \
+            else "dense"
+        sentences.append("The embedder never reads " + _names(parts) + " embedded text (past its input limit)"
+                         + ("; BM25 reads all of it." if mode in ("bm25", "hybrid") else "."))
+    return sentences
+
+
+def _unread(report: Report) -> dict[str, float]:
+    out = {}
+    for spec, r in report["results"].items():
+        value = _number(r.get("unread_share"))
+        if value is not None:
+            out[spec] = value
+    return out
+
+
+# --- tables ------------------------------------------------------------------------------------------------------
+
+Column = tuple[str, Callable[[Mapping[str, Any]], Any], str]  # header, getter, "max" | "min" | "" (best marked)
+
+
+def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
+    results = report["results"]
+    rows = [[get(r) for _, get, _ in columns] for r in results.values()]
+    best: list[set[int]] = []
+    for j, (_, _, better) in enumerate(columns):
+        numbers = [(i, _number(row[j])) for i, row in enumerate(rows)]
+        numbers = [(i, v) for i, v in numbers if v is not None]
+        if not better or len(numbers) < 2 or len({round(v, 9) for _, v in numbers}) < 2:
+            best.append(set())
+            continue
+        target = (max if better == "max" else min)(v for _, v in numbers)
+        best.append({i for i, v in numbers if math.isclose(v, target, abs_tol=1e-9)})
+    out = ["<table>" + (f"<caption class='note'>{_esc(caption)}</caption>" if caption else ""),
+           "<thead><tr><th class='name'>chunker</th>"
+           + "".join(f"<th class='text'>{_esc(h)}</th>" if any(isinstance(row[j], str) for row in rows)
+                     else f"<th>{_esc(h)}</th>" for j, (h, _, _) in enumerate(columns)) + "</tr></thead><tbody>"]
+    for i, (spec, row) in enumerate(zip(results, rows)):
+        cells = []
+        for j, (header, _, _) in enumerate(columns):
+            text = _cell(row[j], 2 if header.startswith("seconds") else 3)
+            text = f"<strong>{text}</strong>" if i in best[j] else text
+            cells.append(f"<td class='text'>{text}</td>" if isinstance(row[j], str) else f"<td>{text}</td>")
+        out.append(f"<tr><td class='name'><code>{_esc(spec)}</code></td>{''.join(cells)}</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _has(report: Report, key: str) -> bool:
+    return any(_number(r.get(key)) is not None for r in report["results"].values())
+
+
+def _get(key: str) -> Callable[[Mapping[str, Any]], Any]:
+    return lambda r: _number(r.get(key))
+
+
+def _rounded(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else round(number)
+
+
+def _settings_table(report: Report, generated: str | None) -> str:
+    retrieval = report.get("retrieval") if isinstance(report.get("retrieval"), Mapping) else {}
+    details = ", ".join(f"{k} {v}" for k, v in retrieval.items() if k not in ("mode", "lexical"))
+    documents = _cell(report.get("n_documents")) + (" (joined into one stream)" if report.get("joined") else "")
+    questions = _cell(report.get("n_questions")) + (" (product-named)" if report.get("qualify_queries") else "")
+    rows = [("ChunkLens", core.__version__), ("dataset", report.get("dataset", "–")),
+            ("documents", None), ("questions", None), ("k", ", ".join(str(k) for k in report["k"])),
+            ("embedder", report.get("embedder", "–")), ("retrieval", _retrieval(report)),
+            ("retrieval settings", details or "–")]
+    if retrieval.get("lexical"):
+        rows.append(("lexical index", retrieval["lexical"]))
+    if generated:
+        rows.append(("generated", generated))
+    cells = []
+    for name, value in rows:
+        text = documents if name == "documents" else questions if name == "questions" else _esc(value)
+        cells.append(f"<tr><th>{_esc(name)}</th><td>{text}</td></tr>")
+    return "<table class='settings'>\n" + "\n".join(cells) + "\n</table>"
+
+
+def _chunker_table(report: Report) -> str:
+    results = report["results"].values()
+    columns: list[Column] = [("config", lambda r: r.get("config"), ""), ("chunks", lambda r: r.get("n_chunks"), ""),
+                             ("children", lambda r: r.get("n_children"), ""),
+                             ("mean tokens", lambda r: _rounded(r.get("mean_chunk_tokens")), "")]
+    if any(r.get("llm") for r in results):
+        columns.append(("CNM backend", lambda r: r.get("llm"), ""))
+    if any(r.get("scorer") for r in results):
+        columns.append(("scorer", lambda r: r.get("scorer"), ""))
+    if _has(report, "boundary_f1"):
+        columns.append(("boundary F1", _get("boundary_f1"), "max"))
+    return _table(report, columns)
+
+
+def _rank_table(report: Report) -> str:
+    columns: list[Column] = [(f"{m}@{k}", _get(f"{m}@{k}"), "max") for m in RANK_METRICS for k in report["k"]
+                             if m != "ndcg" or _has(report, f"ndcg@{k}")]
+    return _table(report, columns, "best value of each column in bold")
+
+
+def _span_table(report: Report) -> str:
+    columns: list[Column] = []
+    for prefix, label, better in (("span_recall", "span recall", "max"), ("span_iou", "span IoU", "max"),
+                                  ("wrong_doc", "wrong_doc", "min")):
+        columns += [(f"{label}@{k}", _get(f"{prefix}@{k}"), better) for k in report["k"]
+                    if _has(report, f"{prefix}@{k}")]
+    if _unread(report):
+        columns.append(("unread share", _get("unread_share"), ""))
+    return _table(report, columns, "span metrics: higher is better; wrong_doc: lower is better") if columns else ""
+
+
+def _stages(report: Report) -> list[str]:
+    seen = {s for r in report["results"].values() if isinstance(r.get("seconds"), Mapping) for s in r["seconds"]}
+    return [s for s in STAGES if s in seen] + sorted(seen - set(STAGES))
+
+
+def _seconds_of(r: Mapping[str, Any]) -> Mapping[str, Any]:
+    return r["seconds"] if isinstance(r.get("seconds"), Mapping) else {}
+
+
+def _seconds(stage: str) -> Callable[[Mapping[str, Any]], Any]:
+    return lambda r: _number(_seconds_of(r).get(stage))
+
+
+def _cost_table(report: Report) -> str:
+    stages = _stages(report)
+    if not stages:
+        return ""
+    columns: list[Column] = [(f"seconds {s}", _seconds(s), "") for s in stages]
+    columns.append(("seconds total", lambda r: sum(v for v in _seconds_of(r).values() if _number(v) is not None), ""))
+    if any(r.get("llm_calls") for r in report["results"].values()):
+        columns.append(("LLM calls", lambda r: r.get("llm_calls"), ""))
+    return _table(report, columns, "cached stages take next to no time")
+
+
+def _answer_table(report: Report) -> str:
+    if not _has(report, "answer_f1"):
+        return ""
+    return _table(report, [("answer token F1", _get("answer_f1"), "max"),
+                           ("answer ROUGE-L", _get("answer_rouge_l"), "max"),
+                           ("answers scored", lambda r: r.get("answers_scored"), "")])
+
+
+# --- figures -----------------------------------------------------------------------------------------------------
+
+class _Figures:
+    """Figures as HTML fragments with fixed ids; plotly.js goes inline with the first one only."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, fig: Any) -> str:
+        import plotly.io as pio
+
+        self.count += 1
+        body = pio.to_html(fig, full_html=False, include_plotlyjs=self.count == 1, div_id=f"figure-{self.count}",
+                           config=PLOTLY_CONFIG, default_height=f"{fig.layout.height or 400}px")
+        return f"<div class='figure'>{body}</div>"
+
+
+def _figure_view(report: Report) -> dict[str, Any]:
+    """The report with every chunker spec escaped for Plotly's labels (the numbers untouched)."""
+    return {**report, "results": {_label(spec): r for spec, r in report["results"].items()}}
+
+
+def _figures(report: Report, draw: _Figures) -> dict[str, str]:
+    from core import figures
+
+    view = _figure_view(report)
+    ks = report["k"]
+    kmax = max(ks)
+    out = {"rank": "".join(draw(figures.metric_vs_k(view, m)) for m in RANK_METRICS
+                           if all(_values(report, f"{m}@{k}") for k in ks))}
+    if _values(report, f"span_iou@{kmax}") and _values(report, f"span_recall@{kmax}"):
+        out["span"] = draw(figures.bars(view, {f"span IoU@{kmax}": _get(f"span_iou@{kmax}"),
+                                               f"span recall@{kmax}": _get(f"span_recall@{kmax}")}, "Span metrics"))
+    chunkers, docs, matrix = _collisions(report)
+    if chunkers and docs:
+        out["heatmap"] = draw(figures.collision_heatmap([_label(c) for c in chunkers], [_label(d) for d in docs],
+                                                        matrix))
+    wrong = [k for k in ks if _values(report, f"wrong_doc@{k}")]
+    if wrong:
+        out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},
+                                             "Collisions: share of the top k from a document without the answer"))
+    stages = [s for s in _stages(report) if s != "lexical"]
+    if stages:
+        out["seconds"] = draw(figures.bars(view, {s: (lambda r, s=s: _seconds(s)(r) or 0.0) for s in stages},
+                                           "Seconds per stage"))
+    return out
+
+
+# --- the page ----------------------------------------------------------------------------------------------------
+
+def _section(report: Report, index: int, draw: _Figures, generated: str | None, heading: bool) -> str:
+    figs = _figures(report, draw)
+    paragraph = " ".join(summary_sentences(report))
+    parts = [f"<section class='report' id='report-{index}'>"]
+    if heading:
+        parts.append(f"<h2>{_esc(report.get('dataset', f'report {index}'))}</h2>")
+    parts += [f"<section class='summary' id='summary-{index}'><h3>What this shows</h3><p>{_esc(paragraph)}</p>"
+              "</section>",
+              "<h3>Settings and versions</h3>", _settings_table(report, generated),
+              "<h3>Chunkers</h3>", _chunker_table(report),
+              "<h3>Retrieval quality</h3>", _rank_table(report), figs.get("rank", "")]
+    spans = _span_table(report)
+    if spans or "heatmap" in figs:
+        parts += ["<h3>Spans and collisions</h3>", spans, figs.get("span", ""), figs.get("heatmap", ""),
+                  figs.get("wrong_doc", "")]
+        if "heatmap" not in figs:
+            parts.append("<p class='note'>No per-question sources in this report: no top-1 collision heat-map.</p>")
+    answers = _answer_table(report)
+    if answers:
+        parts += ["<h3>Generated answers</h3>", answers]
+    costs = _cost_table(report)
+    if costs:
+        parts += ["<h3>Time</h3>", costs, figs.get("seconds", "")]
+    parts.append("</section>")
+    return "\n".join(p for p in parts if p)
+
+
+def render_html(reports: Report | Sequence[Report], title: str | None = None, generated: str | None = None) -> str:
+    """The whole HTML file of one bench report or a list of them (one section each). `generated` (say a date) is
+    shown only when given, so the same input gives the same file."""
+    items = [reports] if isinstance(reports, Mapping) else list(reports)
+    if not items:
+        raise ChunkLensError("not a bench report (an empty list)")
+    for i, r in enumerate(items):
+        check_report(r, "report" if len(items) == 1 else f"report {i + 1}")
+    datasets = ", ".join(str(r.get("dataset", "?")) for r in items)
+    title = title or f"ChunkLens comparison: {datasets}"
+    draw = _Figures()
+    sections = [_section(r, i + 1, draw, generated, len(items) > 1) for i, r in enumerate(items)]
+    glossary = "".join(f"<dt>{_esc(term)}</dt><dd>{_esc(text)}</dd>" for term, text in GLOSSARY)
+    return "\n".join([
+        "<!DOCTYPE html>", "<html lang='en'>", "<head>", "<meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        "<meta name='generator' content='ChunkLens " + _esc(core.__version__) + "'>",
+        f"<title>{_esc(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<main>",
+        f"<h1>{_esc(title)}</h1>",
+        f"<p class='meta'>ChunkLens {_esc(core.__version__)} · {len(items)} bench report{'s' if len(items) > 1 else ''}"
+        + (f" · generated {_esc(generated)}" if generated else "")
+        + " · the figures are interactive (hover, zoom, click a legend entry to hide it)</p>",
+        *sections,
+        "<h2>How to read the numbers</h2>", f"<dl>{glossary}</dl>",
+        f"<footer>Made by ChunkLens {_esc(core.__version__)} from a <code>python -m core bench</code> report; "
+        "the file holds everything it shows and needs no network.</footer>",
+        "</main>", "</body>", "</html>", ""])
