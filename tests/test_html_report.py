@@ -200,7 +200,7 @@ def test_the_command_writes_the_file(tmp_path, page):
     out = tmp_path / "sub" / "demo.html"
     proc = run_report(DEMO, "--out", out)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "" and proc.stderr.startswith(f"wrote {out} (")
+    assert proc.stdout == "" and proc.stderr.startswith(f"wrote {out} ("), proc.stderr
     assert out.read_text(encoding="utf-8") == page
 
 
