@@ -32,7 +32,8 @@ def test_every_section_names_a_report_and_its_command():
         reports = [s["report"]] if "report" in s else sorted({row["report"] for row in s["rows"]})
         for report in reports:
             assert (ROOT / "docs" / "results" / report).exists(), report
-            assert "python -m core bench" in s["command"] and report in s["command"], s["title"]
+            tool = "python -m bench.agreement" if s.get("kind") == "agreement" else "python -m core bench"
+            assert tool in s["command"] and report in s["command"], s["title"]
 
 
 def test_table_results_writes_the_page(tmp_path, capsys):
