@@ -108,18 +108,21 @@ def continuity_strip(decisions: Sequence[Any], title: str) -> go.Figure:
     return fig
 
 
-def metric_vs_k(report: dict[str, Any], metric: str) -> go.Figure:
+def metric_vs_k(report: dict[str, Any], metric: str, template: str | None = None) -> go.Figure:
+    """`template`: a Plotly template by name; None takes the process default (in the app, Streamlit's, whose
+    colours are placeholders only its front end fills in: a figure for anywhere else must name one)."""
     rows = [{"chunker": name, "k": k, metric: r[f"{metric}@{k}"]}
             for name, r in report["results"].items() for k in report["k"]]
-    fig = px.line(pd.DataFrame(rows), x="k", y=metric, color="chunker", markers=True)
+    fig = px.line(pd.DataFrame(rows), x="k", y=metric, color="chunker", markers=True, template=template)
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=f"{metric}@k")
     return fig
 
 
-def bars(report: dict[str, Any], columns: Mapping[str, Any], title: str) -> go.Figure:
+def bars(report: dict[str, Any], columns: Mapping[str, Any], title: str, template: str | None = None) -> go.Figure:
+    """`template` as for `metric_vs_k`."""
     rows = [{"chunker": name, "measure": label, "value": fn(r)} for name, r in report["results"].items()
             for label, fn in columns.items()]
-    fig = px.bar(pd.DataFrame(rows), x="chunker", y="value", color="measure", barmode="group")
+    fig = px.bar(pd.DataFrame(rows), x="chunker", y="value", color="measure", barmode="group", template=template)
     fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=title)
     return fig
 

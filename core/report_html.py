@@ -26,6 +26,8 @@ UNREAD_NOTABLE = 0.10
 RANK_METRICS = ("hit", "mrr", "ndcg")
 STAGES = ("chunk", "embed", "index", "query", "lexical")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+#: the figures' Plotly template: named, so the file looks the same whether made in the app or on the command line
+TEMPLATE = "plotly_white"
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111827; margin: 0;
@@ -364,6 +366,7 @@ class _Figures:
         import plotly.io as pio
 
         self.count += 1
+        fig.update_layout(template=TEMPLATE)  # never the app's: Streamlit's template holds colour placeholders
         body = pio.to_html(fig, full_html=False, include_plotlyjs=self.count == 1, div_id=f"figure-{self.count}",
                            config=PLOTLY_CONFIG, default_height=f"{fig.layout.height or 400}px")
         return f"<div class='figure'>{body}</div>"
@@ -380,11 +383,12 @@ def _figures(report: Report, draw: _Figures) -> dict[str, str]:
     view = _figure_view(report)
     ks = report["k"]
     kmax = max(ks)
-    out = {"rank": "".join(draw(figures.metric_vs_k(view, m)) for m in RANK_METRICS
+    out = {"rank": "".join(draw(figures.metric_vs_k(view, m, TEMPLATE)) for m in RANK_METRICS
                            if all(_values(report, f"{m}@{k}") for k in ks))}
     if _values(report, f"span_iou@{kmax}") and _values(report, f"span_recall@{kmax}"):
         out["span"] = draw(figures.bars(view, {f"span IoU@{kmax}": _get(f"span_iou@{kmax}"),
-                                               f"span recall@{kmax}": _get(f"span_recall@{kmax}")}, "Span metrics"))
+                                               f"span recall@{kmax}": _get(f"span_recall@{kmax}")}, "Span metrics",
+                                         TEMPLATE))
     chunkers, docs, matrix = _collisions(report)
     if chunkers and docs:
         out["heatmap"] = draw(figures.collision_heatmap([_label(c) for c in chunkers], [_label(d) for d in docs],
@@ -392,11 +396,12 @@ def _figures(report: Report, draw: _Figures) -> dict[str, str]:
     wrong = [k for k in ks if _values(report, f"wrong_doc@{k}")]
     if wrong:
         out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},
-                                             "Collisions: share of the top k from a document without the answer"))
+                                             "Collisions: share of the top k from a document without the answer",
+                                             TEMPLATE))
     stages = [s for s in _stages(report) if s != "lexical"]
     if stages:
         out["seconds"] = draw(figures.bars(view, {s: (lambda r, s=s: _seconds(s)(r) or 0.0) for s in stages},
-                                           "Seconds per stage"))
+                                           "Seconds per stage", TEMPLATE))
     return out
 
 

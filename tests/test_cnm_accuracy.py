@@ -9,7 +9,7 @@ import pytest
 
 from core.chunkers.base import Chunk
 from core.errors import DatasetError
-from core.ingest.datasets import first_documents, joined, load_dataset
+from core.ingest.datasets import QADataset, first_documents, joined, load_dataset
 from core.ingest.documents import Document
 from core.methods.chop.accuracy import categories_match, cnm_accuracy
 from core.workbench import sample_folder
@@ -46,7 +46,7 @@ def test_untagged_chunks_and_documents_without_gold_are_not_judged():
 
 def test_a_stream_chunk_is_judged_by_the_document_under_its_midpoint():
     docs = [Document("a", "A", "a" * 100, cnm={"model": "225B"}), Document("b", "B", "b" * 100, cnm={"model": "F30"})]
-    stream = joined(type("D", (), {"documents": docs, "questions": [], "name": "s", "source": ""})()).documents[0]
+    stream = joined(QADataset("s", docs, [])).documents[0]
     join = stream.joins[0]
     chunks = [_chunk(stream.doc_id, join - 30, join + 10, {"model": "225B"}, 0),  # midpoint in a: right
               _chunk(stream.doc_id, join - 10, join + 30, {"model": "225B"}, 1)]  # midpoint in b: wrong

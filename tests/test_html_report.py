@@ -237,3 +237,18 @@ def test_a_damaged_report_still_renders_what_it_can(report):
     page = render_html(damaged)
     assert HEATMAP_TITLE not in page and "&lt;b&gt;many&lt;/b&gt;" in page and "<b>many" not in page
     assert "<th>retrieval</th><td>dense</td>" in page
+
+
+def test_the_report_is_the_same_after_streamlit_set_its_plotly_template(page):
+    """Streamlit, once imported, makes its own template Plotly's default: its colours are placeholders (#000001...)
+    that only its front end fills in. The report names its template, so the app's download is the command's file."""
+    import plotly.io as pio
+    import streamlit.elements.plotly_chart  # noqa: F401  (registers and selects the "streamlit" template)
+
+    before = pio.templates.default
+    try:
+        pio.templates.default = "streamlit"
+        assert render_html(json.loads(DEMO.read_text(encoding="utf-8"))) == page
+        assert "#000001" not in page
+    finally:
+        pio.templates.default = before
