@@ -44,3 +44,13 @@ def write_json(path: Path | None, report: Any) -> None:
     """The report as indented JSON at `path` (nothing when no path was asked for)."""
     if path is not None:
         path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def write_study(path: Path | None, study: Any) -> None:
+    """A study's JSON (compact indent, as the committed docs/results files are) at `path`, its folder made, with a
+    `wrote` line on stderr; nothing when no path was asked for."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(study, indent=1), encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)

@@ -13,10 +13,10 @@ version, rejections), and renders into docs/RESULTS.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from bench import write_study
 from core.workbench import DEFAULT_SPECS
 
 
@@ -72,10 +72,7 @@ def main(argv: list[str] | None = None) -> int:
              "agreement": agreement, **reports,
              "generated_readme": readme.read_text(encoding="utf-8") if readme.is_file() else ""}
     print(agreement_table(study))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(study, indent=1), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+    write_study(args.out, study)
     return 0
 
 

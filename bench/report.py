@@ -11,13 +11,14 @@ process (imports included). Prints the figures and the file's size; nothing is a
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "docs" / "results" / "demo_reranked.json"
@@ -72,8 +73,7 @@ def main(argv: list[str] | None = None) -> int:
           f"target < {TARGET_SECONDS:g} s: {'met' if result['met'] else 'NOT met'})")
     if args.cli:
         print(f"python -m core report, new process {result['cli_s']:5.2f} s  (exit {result['cli_status']})")
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

@@ -21,11 +21,12 @@ none qualifies.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
+
+from bench import write_study
 
 ROOT = Path(__file__).resolve().parents[1]
 #: set -> (folder, product-named questions, joined into one stream)
@@ -142,10 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     study["choice"] = choose(reports)
     print("\n".join(tables(study)))
     print(f"chosen: {study['choice']['winner']}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(study, indent=1), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+    write_study(args.out, study)
     return 0
 
 

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench import write_study
+
 SETS = {"emanual_q": ("emanual_galaxy", True), "emanual": ("emanual_galaxy", False),
         "chroma_eval": ("chroma_eval", False), "covid_qa": ("covid_qa", False),
         "sample_q": ("sample_data/qa", True)}  # the project's own set (the guided demo's), product-named
@@ -541,15 +543,13 @@ def main(argv: list[str] | None = None) -> int:
               f"(mean MRR@10 over every set and chunker {best['mean_mrr@10']:.3f})")
     print(f"dense: {choice['means']['dense']:.3f}, bm25: {choice['means']['bm25']:.3f}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         for per_setting in reports.values():  # the per-question sources are the bulk of a report: left out here
             for report in per_setting.values():
                 for result in report["results"].values():
                     result.pop("top1_sources", None)
         command = "python -m bench.retrieval " + " ".join(argv if argv is not None else sys.argv[1:])
-        args.out.write_text(json.dumps({"command": command, "long_text": args.long_text, "chunkers": specs,
-                                        "choice": choice, "reports": reports}, indent=1), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+        write_study(args.out, {"command": command, "long_text": args.long_text, "chunkers": specs,
+                               "choice": choice, "reports": reports})
     return 0
 
 
