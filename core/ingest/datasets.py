@@ -5,6 +5,7 @@ references as exact character spans. Any folder in this format works, not only t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -146,22 +147,29 @@ def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]
                     extra={k: v for k, v in obj.items() if k not in _QUESTION_FIELDS})
 
 
+def corpus_documents(rows: Iterable[tuple[int, dict[str, Any]]], where: str, source: str = "") -> dict[str, Document]:
+    """The documents of corpus.jsonl lines given as (line number, object): string doc_id and text, no doc_id twice,
+    an optional string title (else the doc_id) and optional gold tags; a problem is a DatasetError naming
+    `where` and the line."""
+    docs: dict[str, Document] = {}
+    for n, obj in rows:
+        doc_id, text = obj.get("doc_id"), obj.get("text")
+        if not isinstance(doc_id, str) or not isinstance(text, str):
+            raise DatasetError(f"{where}:{n}: needs string fields doc_id and text")
+        if doc_id in docs:
+            raise DatasetError(f"{where}:{n}: duplicate doc_id '{doc_id}'")
+        docs[doc_id] = Document(doc_id, _optional_text(obj, "title", f"{where}:{n}") or doc_id, text,
+                                source=source, cnm=gold_cnm(obj.get("cnm"), f"{where}:{n}"))
+    return docs
+
+
 def load_dataset(folder: str | Path) -> QADataset:
     """Load and check a qa-spans v1 folder; every problem is a `DatasetError` naming file and line."""
     root = Path(folder)
     if not root.is_dir():
         raise DatasetError(f"{root}: not a folder")
     corpus_path, questions_path = root / "corpus.jsonl", root / "questions.jsonl"
-    docs: dict[str, Document] = {}
-    for n, obj in _read_jsonl(corpus_path):
-        doc_id, text = obj.get("doc_id"), obj.get("text")
-        if not isinstance(doc_id, str) or not isinstance(text, str):
-            raise DatasetError(f"{corpus_path}:{n}: needs string fields doc_id and text")
-        if doc_id in docs:
-            raise DatasetError(f"{corpus_path}:{n}: duplicate doc_id '{doc_id}'")
-        docs[doc_id] = Document(doc_id, _optional_text(obj, "title", f"{corpus_path}:{n}") or doc_id, text,
-                                source=str(corpus_path),
-                                cnm=gold_cnm(obj.get("cnm"), f"{corpus_path}:{n}"))
+    docs = corpus_documents(_read_jsonl(corpus_path), str(corpus_path), source=str(corpus_path))
     if not docs:
         raise DatasetError(f"{corpus_path}: no documents")
     questions = [_question(obj, n, f"{questions_path}:{n}", docs) for n, obj in _read_jsonl(questions_path)]

@@ -32,7 +32,7 @@ from typing import Any
 
 from core.errors import DatasetError
 from core.evaluation.metrics import Span, subtract, union
-from core.ingest.datasets import Question, corpus_jsonl, questions_jsonl
+from core.ingest.datasets import Question, corpus_documents, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
 from core.jsonio import loads_checked
@@ -68,12 +68,8 @@ class JudgedQuestion:
     def as_question(self) -> Question:
         """The qa-spans v1 question every evaluation reads (`not_relevant` rides along in `extra`)."""
         return Question(self.qid, self.question, self.relevant, self.answer, self.product,
-                        extra={"not_relevant": [_span_json(s) for s in self.not_relevant],
+                        extra={"not_relevant": [s._asdict() for s in self.not_relevant],
                                "fingerprints": dict(sorted(self.fingerprints.items()))})
-
-
-def _span_json(s: Span) -> dict[str, Any]:
-    return {"doc_id": s.doc_id, "start": s.start, "end": s.end}
 
 
 def same_question(a: str, b: str) -> bool:
@@ -157,8 +153,8 @@ def parse_line(obj: Any, where: str) -> JudgedQuestion:
 
 def to_line(q: JudgedQuestion) -> dict[str, Any]:
     obj: dict[str, Any] = {"qid": q.qid, "question": q.question,
-                           "references": [_span_json(s) for s in q.relevant],
-                           "not_relevant": [_span_json(s) for s in q.not_relevant],
+                           "references": [s._asdict() for s in q.relevant],
+                           "not_relevant": [s._asdict() for s in q.not_relevant],
                            "fingerprints": dict(sorted(q.fingerprints.items()))}
     obj.update({k: v for k, v in (("answer", q.answer), ("product", q.product)) if v is not None})
     return obj
@@ -308,16 +304,8 @@ def read_zip(data: bytes, max_bytes: int) -> ImportedSet:
         raise DatasetError(str(exc)) from None
     except UnicodeDecodeError:
         raise DatasetError("corpus.jsonl or questions.jsonl is not UTF-8 text") from None
-    docs: dict[str, Document] = {}
-    for n, line in enumerate(corpus.splitlines(), start=1):
-        if not line.strip():
-            continue
-        obj = _json_line(line, f"corpus.jsonl:{n}")
-        if not isinstance(obj.get("doc_id"), str) or not isinstance(obj.get("text"), str):
-            raise DatasetError(f"corpus.jsonl:{n}: needs string fields doc_id and text")
-        title = obj.get("title") if isinstance(obj.get("title"), str) else obj["doc_id"]
-        cnm = obj.get("cnm") if isinstance(obj.get("cnm"), dict) else None
-        docs[obj["doc_id"]] = Document(obj["doc_id"], title, obj["text"], cnm=cnm)
+    docs = corpus_documents(((n, _json_line(line, f"corpus.jsonl:{n}"))
+                             for n, line in enumerate(corpus.splitlines(), start=1) if line.strip()), "corpus.jsonl")
     out = []
     for n, line in enumerate(questions.splitlines(), start=1):
         if not line.strip():

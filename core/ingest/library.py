@@ -19,7 +19,7 @@ import re
 import secrets
 import shutil
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -551,9 +551,10 @@ class Library:
         """The questions judged by hand in this library (core.ingest.judged), kept under the library's lock."""
         return JudgedSet(self.root / "judged.jsonl", self._locked)
 
-    def judged_questions(self) -> list[Question]:
-        """The judged questions that can score chunkers: with evidence, on documents still here unchanged. A
-        damaged file is kept aside (a line in `problems`) and the library goes on without it."""
+    def judged_questions(self, documents: Sequence[Document] | None = None) -> list[Question]:
+        """The judged questions that can score chunkers: with evidence, on documents still here unchanged
+        (`documents`: the library's, when the caller has read them already). A damaged file is kept aside (a line
+        in `problems`) and the library goes on without it."""
         try:
             judged = self.judged.questions()
         except DatasetError as exc:
@@ -567,7 +568,7 @@ class Library:
             return []
         if not judged:
             return []
-        docs = {d.doc_id: d for d in self.documents()}
+        docs = {d.doc_id: d for d in (self.documents() if documents is None else documents)}
         return [q.as_question() for q in judged if q.usable and q.fits(docs)]
 
     def import_judged(self, data: bytes, max_bytes: int) -> str:
@@ -599,11 +600,14 @@ class Library:
         `problems` says why: a damaged file of the set is kept aside, and the library forgets the set; its
         documents stay), and nothing was judged yet."""
         ds = self._set_dataset()
-        own = self.judged_questions() if with_judged else []
+        if not with_judged or not self.judged.path.is_file():
+            return ds
+        docs = ds.documents if ds is not None else self.documents()  # each read once
+        own = self.judged_questions(docs)
         if not own:
             return ds
         if ds is None:
-            return QADataset(JUDGED_SET_NAME, self.documents(), own, source=str(self.judged.path), stream_id="stream")
+            return QADataset(JUDGED_SET_NAME, docs, own, source=str(self.judged.path), stream_id="stream")
         return dataclasses.replace(ds, questions=[*ds.questions, *own])
 
     def _set_dataset(self) -> QADataset | None:
