@@ -347,8 +347,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
     bars = _Bars(sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     generated = generate_questions(documents, chat, args.n, design=args.design, seed=args.seed,
                                    progress=lambda done, total: bars("questions", done, total))
-    if not generated.questions:
-        raise GenerationError(f"no question kept of {generated.attempts} answers ({generated.rejections()})")
+    generated.require_questions()
     write_set(args.out, documents, generated)
     print(f"wrote {len(generated.questions)} question(s) to {args.out} ({generated.attempts} answers judged; "
           f"rejected: {generated.rejections()}; model calls {generated.calls}, from the cache {generated.cached})",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunk, make_chunker
-from core.errors import ChunkLensError, GenerationError
+from core.errors import ChunkLensError
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
@@ -347,8 +347,7 @@ def generate_library_set(services: Services, documents: Sequence[Document], n: i
         raise ChunkLensError("no chat model is configured (sidebar: CNM backend)")
     generated = generate_questions(list(documents), services.chat, n, design, progress=progress,
                                    should_stop=should_stop)
-    if not generated.questions:
-        raise GenerationError(f"no question kept of {generated.attempts} answers ({generated.rejections()})")
+    generated.require_questions()
     return generated, corpus_jsonl(list(documents)), questions_jsonl(generated.questions)
 
 

@@ -555,6 +555,11 @@ class GeneratedSet:
         """The rejection counts as one line, most frequent first ("none" for none)."""
         return ", ".join(f"{reason} {n}" for reason, n in self.rejected.most_common()) or "none"
 
+    def require_questions(self) -> None:
+        """Raise GenerationError, with the rejection counts, when no question was kept."""
+        if not self.questions:
+            raise GenerationError(f"no question kept of {self.attempts} answers ({self.rejections()})")
+
 
 def _request(design: str, doc: Document, passage: Passage) -> ChatRequest:
     return pick_request(doc, passage) if design == "pick" else quote_request(doc, passage)
@@ -660,8 +665,7 @@ def write_set(folder: str | Path, documents: Sequence[Document], generated: Gene
     """Write corpus.jsonl, questions.jsonl and README.md into a new (or empty) folder; `load_dataset` reads it."""
     root = Path(folder)
     check_out_folder(root)
-    if not generated.questions:
-        raise GenerationError(f"no question kept of {generated.attempts} answers ({generated.rejections()})")
+    generated.require_questions()
     root.mkdir(parents=True, exist_ok=True)
     (root / "corpus.jsonl").write_bytes(corpus_jsonl(list(documents)))
     (root / "questions.jsonl").write_bytes(questions_jsonl(generated.questions))
