@@ -13,9 +13,10 @@ from core.figures import (
     continuity_strip,
     eos_curve,
     metric_vs_k,
+    page_figure,
     size_histogram,
     trace_curve,
 )
 
 __all__ = ["COLOURS", "STRIP_COLOURS", "bars", "boundary_timeline", "collision_grid", "collision_heatmap",
-           "continuity_strip", "eos_curve", "metric_vs_k", "size_histogram", "trace_curve"]
+           "continuity_strip", "eos_curve", "metric_vs_k", "page_figure", "size_histogram", "trace_curve"]

@@ -4,6 +4,7 @@ metric charts. The app shows them (components/charts.py re-exports them) and the
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from core.chunkers.base import Chunk
+from core.pageview import Page, PlacedSpan
 
 COLOURS = ["#2563eb", "#f59e0b"]
 
@@ -162,4 +164,53 @@ def collision_heatmap(chunkers: Sequence[str], docs: Sequence[str], matrix: Sequ
     fig.update_layout(height=120 + 34 * len(chunkers), margin={"l": 10, "r": 10, "t": 40, "b": 80},
                       title="Top-1 collisions: questions whose first hit comes from another document",
                       yaxis={"autorange": "reversed"})
+    return fig
+
+
+PAGE_COLOURS = ["#2563eb", "#f59e0b", "#16a34a", "#db2777", "#7c3aed", "#0891b2"]
+EVIDENCE_COLOUR = "#dc2626"
+
+
+def page_figure(page: Page, placed: Sequence[PlacedSpan], evidence: Sequence[PlacedSpan] = (), title: str = "",
+                height: int = 760) -> go.Figure:
+    """A PDF page as an image with each placed chunk's boxes over it (colours cycle by chunk index) and gold
+    evidence outlined in red dashes. Every box is covered by invisible points carrying the chunk's position in
+    `placed`, so a click anywhere on a chunk selects it (Streamlit's selection returns points, not shapes)."""
+    fig = go.Figure()
+    fig.add_layout_image(source="data:image/png;base64," + base64.b64encode(page.png).decode("ascii"), xref="x",
+                         yref="y", x=0, y=0, sizex=page.width, sizey=page.height, sizing="stretch", layer="below")
+    xs: list[float] = []
+    ys: list[float] = []
+    ids: list[int] = []
+    hover: list[str] = []
+    for i, p in enumerate(placed):
+        colour = PAGE_COLOURS[(p.chunk.index if p.chunk else i) % len(PAGE_COLOURS)]
+        tip = f"chunk {p.label} · {p.chunk.token_count if p.chunk else 0} tokens · characters {p.start}–{p.end}"
+        for x0, y0, x1, y1 in p.boxes:
+            fig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line={"color": colour, "width": 1},
+                          fillcolor=colour, opacity=0.18)
+            step = max(6.0, (y1 - y0) * 0.8)
+            n = max(1, int((x1 - x0) / step))
+            for k in range(n + 1):
+                xs.append(x0 + (x1 - x0) * k / n)
+                ys.append((y0 + y1) / 2)
+                ids.append(i)
+                hover.append(tip)
+    for x0, y0, x1, y1 in (b for e in evidence for b in e.boxes):
+        fig.add_shape(type="rect", x0=x0 - 2, y0=y0 - 2, x1=x1 + 2, y1=y1 + 2,
+                      line={"color": EVIDENCE_COLOUR, "width": 2, "dash": "dash"})
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", customdata=ids, hovertext=hover, hoverinfo="text",
+                             marker={"size": 14, "opacity": 0, "color": "#000000"}, showlegend=False,
+                             name="chunks"))
+    labels = [p for p in placed if p.boxes]
+    fig.add_trace(go.Scatter(
+        x=[p.boxes[0][0] for p in labels], y=[p.boxes[0][1] for p in labels], mode="text",
+        text=[p.label for p in labels], textposition="top right", hoverinfo="skip", showlegend=False,
+        textfont={"size": 11, "color": [PAGE_COLOURS[(p.chunk.index if p.chunk else i) % len(PAGE_COLOURS)]
+                                        for i, p in enumerate(labels)]}))
+    fig.update_xaxes(range=[0, page.width], visible=False, constrain="domain")
+    fig.update_yaxes(range=[page.height, 0], visible=False, scaleanchor="x", constrain="domain")
+    fig.update_layout(height=height, margin={"l": 0, "r": 0, "t": 30 if title else 0, "b": 0}, title=title,
+                      plot_bgcolor="white", paper_bgcolor="#eef0f3", dragmode=False, clickmode="event+select",
+                      hovermode="closest")
     return fig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import charts, state, traces
+from components import charts, page_view, state, traces
 from components.html import chunk_spans_html, md_escape
 from core.chunkers.base import available
 from core.errors import ChunkLensError
@@ -78,6 +78,10 @@ gold = [(r.start, r.end) for q in corpus.questions for r in q.references if r.do
 runs = {s: r.run.parents() for s, r in ok.items()}
 st.plotly_chart(charts.boundary_timeline(runs, doc_id, len(doc.text), doc.joins, gold), width="stretch")
 st.plotly_chart(charts.size_histogram(runs), width="stretch")
+
+st.subheader("Chunks on the page")
+page_view.show(state.library(), corpus.documents, corpus.questions, {s: r.run.parents() for s, r in ok.items()},
+               services)
 
 st.subheader("Text, chunk by chunk")
 window = 6000

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 with atheris.instrument_imports():
     import docx  # noqa: F401  (instrumented so coverage guides the fuzzer through python-docx)
-    import pypdf  # noqa: F401
+    import pypdfium2  # noqa: F401  (its Python side; PDFium itself is C++, fuzzed by OSS-Fuzz)
 
     from core.errors import DocumentError
     from core.ingest.documents import SUPPORTED_SUFFIXES, load_bytes

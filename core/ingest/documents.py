@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import logging
 import re
-import threading
 import time
 import unicodedata
 import zipfile
@@ -21,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import DocumentError
+from core.ingest import pdf as pdf_reader
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # default upload limit; the app's setting `max_upload_mb` overrides it
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".pdf", ".docx")
@@ -49,9 +48,9 @@ _MAX_CONTROL_SHARE = 0.05  # more control characters than this in decoded text m
 
 #: What reading one PDF may cost, checked page by page so the work stops at the page that passes a limit. A PDF's
 #: pages may all draw one shared content stream, and a stream may repeat a string thousands of times: a 2 KB file
-#: can stand for a million characters and minutes of pypdf's time, so the file's size bounds nothing.
+#: can stand for a million characters and minutes of a parser's time, so the file's size bounds nothing.
 MAX_PDF_PAGES = 2000  # the longest product manuals run to a few hundred pages; checked before any page is read
-MAX_EXTRACT_SECONDS = 120.0  # pypdf reads an ordinary page in milliseconds: 2000 real pages take well under this
+MAX_EXTRACT_SECONDS = 120.0  # PDFium reads an ordinary page in milliseconds: 2000 real pages take well under this
 MAX_TEXT_CHARS = 20_000_000  # some 6000 dense pages; every chunker and the embedders hold the whole text in memory
 #: Text per byte of file: real PDFs give at most a few characters per byte (fonts, layout and compression overhead
 #: outweigh text that compresses 3-4:1). Far past that, pages repeat one stream; it is refused once the text is
@@ -98,6 +97,8 @@ class Document:
     outline: list[tuple[int, int, str]] = field(default_factory=list)
     #: gold tags {"category", "model"} of a QA set's document (a corpus.jsonl `cnm` object), to score CNM tags
     cnm: dict[str, str] | None = None
+    #: what read the text (`core.ingest.pdf.LOADER` for a PDF): the page view trusts offsets from its own loader only
+    loader: str = ""
 
     @property
     def fingerprint(self) -> str:
@@ -122,6 +123,11 @@ class Document:
             if s <= offset:
                 page = i
         return page + 1
+
+    def pages_of(self, start: int, end: int) -> tuple[int, int] | None:
+        """First and last 1-based page of the span [start, end), for PDFs."""
+        first = self.page_at(start)
+        return None if first is None else (first, self.page_at(max(start, end - 1)) or first)
 
 
 MAX_SLUG_CHARS = 80  # a doc id names files in the workspace: kept well under the 255-byte file-name limit
@@ -161,7 +167,7 @@ def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int
         raise DocumentError(f"{name}: {empty}")
     stem = Path(name).stem
     return Document(doc_id=doc_id or slugify(stem), title=stem, text=text, source=name, page_starts=page_starts,
-                    notes=notes, outline=outline)
+                    notes=notes, outline=outline, loader=pdf_reader.LOADER if suffix == ".pdf" else "")
 
 
 def check_size(name: str, size: int, max_bytes: int = MAX_FILE_BYTES) -> None:
@@ -257,124 +263,56 @@ def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-#: What pypdf raises on damaged files besides its own errors, found by the fuzz tests (tests/test_loader_fuzz.py,
-#: scripts/fuzz_loaders.py): NotImplementedError for an unknown stream filter, AssertionError for an object
-#: reference inside a page's content stream, AttributeError for an object that is only a reference to another,
-#: OverflowError for a cross-reference offset too big for a file position.
-_PDF_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, NotImplementedError, AssertionError,
-                                               AttributeError, OverflowError)
-
-
 def _pdf_text(name: str, data: bytes,
               limits: PdfLimits) -> tuple[str, list[int], list[tuple[int, int, str]]]:
-    """Text of every page joined by blank lines, with each page's start offset and the outline (bookmarks). Pages,
-    time and text are held to `limits` while the pages are read."""
-    import pypdf
-    from pypdf.errors import DependencyError, DeprecationError, PyPdfError
+    """Text of every page joined by blank lines, with each page's start offset and the outline (bookmarks), read by
+    PDFium (`core.ingest.pdf`, which the page view uses too). Pages, time and text are held to `limits` while the
+    pages are read."""
+    from pypdfium2 import PdfiumError
 
     kind = _sniff(data)
     if kind and b"%PDF-" not in data[:1024]:
         raise DocumentError(f"{name}: the content is a {kind}, not a PDF")
     try:
-        with _PdfProblems() as problems:
-            reader = pypdf.PdfReader(io.BytesIO(data))
-            if reader.is_encrypted:
-                _decrypt(name, reader)
-            pages = _pages_within(name, reader, limits, len(data))
-            marks = _outline(reader)
-    except DocumentError:
-        raise
-    except DependencyError as exc:
-        raise DocumentError(f"{name}: the PDF is AES-encrypted; reading it needs the 'cryptography' package") from exc
-    except (PyPdfError, DeprecationError, *_PDF_ERRORS) as exc:  # DeprecationError: an old filter abbreviation
+        with pdf_reader.open_pdf(data) as pdf:
+            pages, drawn = _pages_within(name, pdf, limits, len(data))
+            marks = pdf_reader.outline(pdf)
+    except PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise DocumentError(f"{name}: the PDF is encrypted with a password") from exc
         raise DocumentError(f"{name}: not a readable PDF, it may be damaged or cut short ({_reason(exc)})") from exc
-    if problems.messages and not any(page.strip() for page in pages):
-        raise DocumentError(f"{name}: no text could be read, the PDF looks damaged ({_reason(problems.messages[0])})")
+    if not any(page.strip() for page in pages) and not drawn:
+        raise DocumentError(f"{name}: no text could be read: its pages draw nothing (a blank or damaged PDF)")
     starts: list[int] = []
-    parts: list[str] = []
     pos = 0
     for page in pages:
         starts.append(pos)
-        page = _normalise_newlines(page).strip("\n")
-        parts.append(page)
         pos += len(page) + len(JOIN_SEPARATOR)
     outline = [(starts[page], level, title) for page, level, title in marks if 0 <= page < len(starts)]
-    return JOIN_SEPARATOR.join(parts), starts, outline
+    return JOIN_SEPARATOR.join(pages), starts, outline
 
 
-def _pages_within(name: str, reader, limits: PdfLimits, file_bytes: int) -> list[str]:
-    """Each page's text, stopping with a DocumentError at the first page that passes a limit of `limits`."""
-    if len(reader.pages) > limits.pages:
-        raise DocumentError(f"{name}: over the {limits.pages}-page limit ({len(reader.pages)} pages)")
+def _pages_within(name: str, pdf, limits: PdfLimits, file_bytes: int) -> tuple[list[str], bool]:
+    """Each page's text, and whether any page draws anything at all (a scan draws an image), stopping with a
+    DocumentError at the first page that passes a limit of `limits`."""
+    if len(pdf) > limits.pages:
+        raise DocumentError(f"{name}: over the {limits.pages}-page limit ({len(pdf)} pages)")
     max_chars, started = limits.max_chars(file_bytes), time.monotonic()
     pages: list[str] = []
+    drawn = False
     total = 0
-    for n, page in enumerate(reader.pages, start=1):
-        pages.append(page.extract_text() or "")
+    for n in range(1, len(pdf) + 1):
+        page = pdf[n - 1]
+        pages.append(pdf_reader.page_text(page.get_textpage()).text)
+        drawn = drawn or bool(pages[-1]) or next(iter(page.get_objects(max_depth=1)), None) is not None
         total += len(pages[-1])
         if total > max_chars:
             raise DocumentError(f"{name}: over the {max_chars:,}-character limit for the text of a {_size(file_bytes)} "
                                 f"PDF (reached on page {n}; do its pages repeat one drawing?)")
         if time.monotonic() - started > limits.seconds:
             raise DocumentError(f"{name}: over the {limits.seconds:g}-second limit for reading a PDF (stopped after "
-                                f"page {n} of {len(reader.pages)})")
-    return pages
-
-
-def _outline(reader) -> list[tuple[int, int, str]]:
-    """(page index, level, title) of every bookmark; an outline pypdf cannot read is left out, not an error."""
-    out: list[tuple[int, int, str]] = []
-
-    def walk(items, level: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, level + 1)
-                continue
-            page = reader.get_destination_page_number(item)
-            title = " ".join(str(getattr(item, "title", "") or "").split())
-            if page is not None and title:
-                out.append((page, level, title[:200]))
-
-    try:
-        walk(reader.outline, 1)
-    except Exception:  # noqa: BLE001 - damaged outlines fail in many ways; the text is what matters
-        return []
-    return out
-
-
-class _PdfProblems(logging.Handler):
-    """What pypdf logs while this thread reads one PDF. pypdf logs, rather than raises, the damage it works
-    around (a stream that does not inflate, a cut-off file); that is how a damaged PDF with no readable text is
-    told apart from a scan, which has no text either."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.thread = threading.get_ident()
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.thread == self.thread:
-            self.messages.append(record.getMessage())
-
-    def __enter__(self) -> _PdfProblems:
-        logging.getLogger("pypdf").addHandler(self)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        logging.getLogger("pypdf").removeHandler(self)
-
-
-def _decrypt(name: str, reader: object) -> None:
-    """Open a PDF that is encrypted with an empty user password (an owner password only restricts printing or
-    copying, which is common in manuals); refuse one that needs a password to be read."""
-    from pypdf.errors import PdfReadError
-
-    try:
-        ok = reader.decrypt("")  # type: ignore[attr-defined]
-    except (PdfReadError, *_PDF_ERRORS):
-        ok = 0
-    if not ok:
-        raise DocumentError(f"{name}: the PDF is encrypted with a password")
+                                f"page {n} of {len(pdf)})")
+    return pages, drawn
 
 
 def _reason(exc: BaseException) -> str:
