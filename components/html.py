@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from core.chunkers.base import Chunk
 from core.evaluation.report import rerank_phrase
+from core.store.retrieval import Hit
 
 PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 OVERLAP_STYLE = "background: repeating-linear-gradient(45deg,#fca5a5,#fca5a5 4px,#fecaca 4px,#fecaca 8px);"
@@ -140,3 +141,25 @@ def retrieval_text(retrieval) -> str:
     if retrieval.mode == "hybrid":
         text += f" ({retrieval.fusion}, lexical weight {retrieval.lexical_weight:g})"
     return text + rerank_phrase(retrieval.describe())
+
+
+def hit_card_html(spec: str, hit: Hit, mark: str, boost: str, only_unread: Sequence[str], pages: str,
+                  gold_marks: Sequence[tuple[int, int]]) -> str:
+    """One retrieved chunk on Query: rank, score (and a tag boost), the relevance `mark` (HTML, made here or by
+    judging), where its ranks came from, the question's words only its unread part holds, the children that
+    matched, where it lies (document, characters, pages), its prefix, and its text with gold evidence marked."""
+    chunk = hit.chunk
+    unread = (f'<div style="font-size:0.7rem;color:#92400e">question words only past the embedder\'s input limit '
+              f'(BM25 reads them, no vector does): {esc(", ".join(only_unread))}</div>' if only_unread else "")
+    kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(hit.children)} child hit(s): '
+            + ", ".join(f"{esc(c.child)} {s:.3f}" for c, s in hit.children[:4]) + "</div>" if hit.children else "")
+    prefix = (f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(chunk.prefix)}</div>'
+              if chunk.prefix else "")
+    where = f"{esc(chunk.doc_id)} {chunk.start}–{chunk.end}" + (f" · {esc(pages)}" if pages else "")
+    return (f'<div data-hit="{esc(spec)}-{hit.rank}" '
+            'style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
+            f"<div><b>#{hit.rank}</b> score {hit.score:.3g}{' · ' + esc(boost) if boost else ''}{mark}</div>"
+            f'<div style="font-size:0.7rem;color:#374151">{esc(hit_ranks_text(hit))}</div>{unread}{kids}'
+            f'<div style="font-size:0.75rem;color:#6b7280" class="hit-where">{where}</div>{prefix}'
+            f'<div style="font-size:0.8rem;white-space:pre-wrap">'
+            f"{marked_text_html(chunk.text, gold_marks, 700)}</div></div>")

@@ -2,9 +2,10 @@
 
 A JSONL line is `{"id": <chunk id>, "page_content": <the exact span>, "metadata": {...}}`: LangChain's
 `Document(**line)` takes it whole, and LlamaIndex's `TextNode(id_=line["id"], text=line["page_content"],
-metadata=line["metadata"])`. The metadata says where the span lies (doc_id, start, end), which chunker cut it
-(its spec), and what a method added: the prefix that was embedded with it, CHOP's CNM and continuity decision,
-LGMGC's parent. CSV has one row per chunk with the same fields, the CNM spread over three columns.
+metadata=line["metadata"])`. The metadata says where the span lies (doc_id, start, end, and for a PDF, also
+inside a joined stream, its first and last page: `page`, `page_end`), which chunker cut it (its spec), and what a
+method added: the prefix that was embedded with it, CHOP's CNM and continuity decision, LGMGC's parent. CSV has
+one row per chunk with the same fields, the CNM spread over three columns.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from core.errors import ConfigError
 from core.ingest.documents import Document
 
 FORMATS = (".jsonl", ".csv")
-CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "token_count", "prefix", "cnm_category",
-              "cnm_nouns", "cnm_model", "cnm_source", "continuity", "continuity_reason", "parent_id", "child",
-              "page_content")
+CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "page", "page_end", "token_count", "prefix",
+              "cnm_category", "cnm_nouns", "cnm_model", "cnm_source", "continuity", "continuity_reason", "parent_id",
+              "child", "page_content")
 
 
 def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[str, Any]:
@@ -37,8 +38,8 @@ def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[s
     }
     if doc is not None:
         metadata["title"] = doc.title
-        if doc.page_starts and (page := doc.page_at(chunk.start)) is not None:
-            metadata["page"] = page
+        if (pages := doc.pages_of(chunk.start, chunk.end)) is not None:
+            metadata["page"], metadata["page_end"] = pages
     return {"id": f"{spec}|{chunk.chunk_id}", "page_content": chunk.text, "metadata": metadata}
 
 

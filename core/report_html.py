@@ -356,7 +356,7 @@ def _answer_table(report: Report) -> str:
 
 # --- figures -----------------------------------------------------------------------------------------------------
 
-class _Figures:
+class Figures:
     """Figures as HTML fragments with fixed ids; plotly.js goes inline with the first one only."""
 
     def __init__(self) -> None:
@@ -377,7 +377,7 @@ def _figure_view(report: Report) -> dict[str, Any]:
     return {**report, "results": {_label(spec): r for spec, r in report["results"].items()}}
 
 
-def _figures(report: Report, draw: _Figures) -> dict[str, str]:
+def _figures(report: Report, draw: Figures) -> dict[str, str]:
     from core import figures
 
     view = _figure_view(report)
@@ -407,7 +407,7 @@ def _figures(report: Report, draw: _Figures) -> dict[str, str]:
 
 # --- the page ----------------------------------------------------------------------------------------------------
 
-def _section(report: Report, index: int, draw: _Figures, generated: str | None, heading: bool) -> str:
+def _section(report: Report, index: int, draw: Figures, generated: str | None, heading: bool) -> str:
     figs = _figures(report, draw)
     paragraph = " ".join(summary_sentences(report))
     parts = [f"<section class='report' id='report-{index}'>"]
@@ -444,8 +444,15 @@ def render_html(reports: Report | Sequence[Report], title: str | None = None, ge
         check_report(r, "report" if len(items) == 1 else f"report {i + 1}")
     datasets = ", ".join(str(r.get("dataset", "?")) for r in items)
     title = title or f"ChunkLens comparison: {datasets}"
-    draw = _Figures()
+    draw = Figures()
     sections = [_section(r, i + 1, draw, generated, len(items) > 1) for i, r in enumerate(items)]
+    return page_html(title, f"{len(items)} bench report{'s' if len(items) > 1 else ''}", sections,
+                     "a <code>python -m core bench</code> report", generated)
+
+
+def page_html(title: str, what: str, sections: Sequence[str], source: str, generated: str | None = None) -> str:
+    """The HTML file around `sections` (HTML made by this module's helpers): title, a line on `what` it holds,
+    the glossary, and a footer naming its `source` (HTML)."""
     glossary = "".join(f"<dt>{_esc(term)}</dt><dd>{_esc(text)}</dd>" for term, text in GLOSSARY)
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'>", "<head>", "<meta charset='utf-8'>",
@@ -453,11 +460,32 @@ def render_html(reports: Report | Sequence[Report], title: str | None = None, ge
         "<meta name='generator' content='ChunkLens " + _esc(core.__version__) + "'>",
         f"<title>{_esc(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<main>",
         f"<h1>{_esc(title)}</h1>",
-        f"<p class='meta'>ChunkLens {_esc(core.__version__)} · {len(items)} bench report{'s' if len(items) > 1 else ''}"
+        f"<p class='meta'>ChunkLens {_esc(core.__version__)} · {_esc(what)}"
         + (f" · generated {_esc(generated)}" if generated else "")
         + " · the figures are interactive (hover, zoom, click a legend entry to hide it)</p>",
         *sections,
         "<h2>How to read the numbers</h2>", f"<dl>{glossary}</dl>",
-        f"<footer>Made by ChunkLens {_esc(core.__version__)} from a <code>python -m core bench</code> report; "
+        f"<footer>Made by ChunkLens {_esc(core.__version__)} from {source}; "
         "the file holds everything it shows and needs no network.</footer>",
         "</main>", "</body>", "</html>", ""])
+
+
+def rows_table(rows: Mapping[str, Mapping[str, Any]], columns: Sequence[tuple[str, str, str | None]],
+               caption: str = "") -> str:
+    """A table of one row per chunker from plain dicts: columns are (header, key, "max" / "min" / None: which
+    value is best and set in bold)."""
+    return _table({"results": rows}, [(header, _get(key), better) for header, key, better in columns], caption)
+
+
+def settings_table(settings: Mapping[str, Any]) -> str:
+    """Name / value rows (settings and versions)."""
+    return "<table class='settings'>" + "".join(
+        f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in settings.items()) + "</table>"
+
+
+def escape(value: Any) -> str:
+    return _esc(value)
+
+
+def plotly_label(value: Any) -> str:
+    return _label(value)

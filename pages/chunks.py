@@ -10,6 +10,7 @@ from components.html import chunk_spans_html, md_escape
 from core.chunkers.base import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
+from core.report_pages import app_settings, chunking_report_html
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, unread_parts, unread_share_of
 
 state.through_app()
@@ -76,6 +77,12 @@ doc_id = st.selectbox("Document", doc_ids) if len(doc_ids) > 1 else doc_ids[0]
 doc = next(d for d in corpus.documents if d.doc_id == doc_id)
 gold = [(r.start, r.end) for q in corpus.questions for r in q.references if r.doc_id == doc_id]
 runs = {s: r.run.parents() for s, r in ok.items()}
+st.download_button(
+    "Download report", lambda: chunking_report_html(
+        {row["chunker"]: row for row in summary}, corpus.documents,
+        app_settings(services, ok, state.retrieval(), corpus.joined), runs, doc_id),
+    "chunklens-chunks.html", "text/html", help="One HTML file that opens offline: settings and versions, the "
+    "summary table with a paragraph on what it shows, and this document's boundary timeline and size histogram")
 st.plotly_chart(charts.boundary_timeline(runs, doc_id, len(doc.text), doc.joins, gold), width="stretch")
 st.plotly_chart(charts.size_histogram(runs), width="stretch")
 

@@ -6,13 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from components import charts, judging, state
-from components.html import esc, hit_ranks_text, marked_text_html, md_escape, query_tags_html, retrieval_text
+from components.html import hit_card_html, md_escape, query_tags_html, retrieval_text
 from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
 from core.evaluation.judging import corpus_question, record_judgment, verdict
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
 from core.ingest.judged import QID_PREFIX
+from core.report_pages import app_settings, query_report_html
 from core.workbench import answer_each, ask_all, gold_overlap, pool_depths, rescore, words_only_unread
 
 state.through_app()
@@ -68,7 +69,14 @@ shown = st.session_state.get("answers")
 if not shown:
     st.stop()
 answers, gold = shown["answers"], shown["gold"]
+by_id = {d.doc_id: d for d in corpus.documents}
 texts = {d.doc_id: d.text for d in corpus.documents}
+
+
+def page_label(chunk) -> str:
+    doc = by_id.get(chunk.doc_id)
+    return doc.page_label(chunk.start, chunk.end) if doc else ""
+
 
 
 def keep(judgment: judging.Judgment) -> None:
@@ -114,9 +122,15 @@ picked_hit = judging.picking() if shown.get("own") else None
 grid = question_grid({s: [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
                       for s, a in answers.items() if not a.error},
                      gold.references if gold else [], source_of)
-st.plotly_chart(charts.collision_grid(grid, "Where each chunker's hits come from (★ the document with the answer)"
-                                      if gold and gold.references else "Where each chunker's hits come from"),
-                width="stretch", key="collision-grid")
+grid_figure = charts.collision_grid(grid, "Where each chunker's hits come from (★ the document with the answer)"
+                                    if gold and gold.references else "Where each chunker's hits come from")
+st.plotly_chart(grid_figure, width="stretch", key="collision-grid")
+st.download_button(
+    "Download report", lambda: query_report_html(shown["question"], answers, corpus.documents, k,
+                                                 app_settings(services, results, retrieval, corpus.joined),
+                                                 grid_figure),
+    "chunklens-question.html", "text/html", help="One HTML file that opens offline: the question, settings and "
+    "versions, each chunker's metrics and hits with their pages, and a paragraph on what they show")
 chat_label = getattr(services.chat, "label", "the chat model")
 with st.expander(f"Answers from each chunker's top 3 ({md_escape(chat_label)})", expanded="generated" in shown):
     st.caption("The same model and prompt for every chunker, so the answers differ only by what was retrieved. "
@@ -167,26 +181,10 @@ for row_start in range(0, len(specs), 4):
                         (' <span style="color:#b91c1c">not relevant</span>' if relevant is False else ""))
                 if shown.get("own"):
                     mark = " " + judging.verdict_html(verdict(h.chunk, gold, texts))
-                boost = f" · {matched} {h.tag_match:g}" if h.tag_match else ""
-                prefix = f'<div style="color:#1e40af;font-size:0.75rem">prefix: {esc(h.chunk.prefix)}</div>' \
-                    if h.chunk.prefix else ""
-                only_unread = words_only_unread(services, h.chunk, shown["question"])
-                unread = (f'<div style="font-size:0.7rem;color:#92400e">question words only past the embedder\'s '
-                          f'input limit (BM25 reads them, no vector does): {esc(", ".join(only_unread))}</div>'
-                          if only_unread else "")
-                kids = (f'<div style="font-size:0.7rem;color:#6b7280">best of {len(h.children)} child hit(s): '
-                        + ", ".join(f"{esc(c.child)} {s:.3f}" for c, s in h.children[:4]) + "</div>"
-                        if h.children else "")
-                st.html(
-                    f'<div data-hit="{esc(spec)}-{h.rank}" '
-                    'style="border:1px solid #e5e7eb;border-radius:6px;padding:6px;margin-bottom:6px">'
-                    f"<div><b>#{h.rank}</b> score {h.score:.3g}{boost}{mark}</div>"
-                    f'<div style="font-size:0.7rem;color:#374151">{esc(hit_ranks_text(h))}</div>{unread}{kids}'
-                    f'<div style="font-size:0.75rem;color:#6b7280">{esc(h.chunk.doc_id)} '
-                    f"{h.chunk.start}–{h.chunk.end}</div>{prefix}"
-                    f'<div style="font-size:0.8rem;white-space:pre-wrap">'
-                    f"{marked_text_html(h.chunk.text, gold_overlap(h.chunk, gold), 700)}</div></div>"
-                )
+                st.html(hit_card_html(spec, h, mark, f"{matched} {h.tag_match:g}" if h.tag_match else "",
+                                      words_only_unread(services, h.chunk, shown["question"]),
+                                      page_label(h.chunk),
+                                      gold_overlap(h.chunk, gold)))
                 if not shown.get("own"):
                     continue
                 judgment = judging.hit_buttons(spec, h.rank, verdict(h.chunk, gold, texts))

@@ -87,3 +87,27 @@ def test_the_export_command_writes_a_plain_folder_and_refuses_other_suffixes(tmp
     none = run_cli("export", "--data", str(empty), "--chunkers", "paragraph", "--out", str(out),
                    workspace=tmp_path / "ws")
     assert none.returncode == 2 and "no corpus.jsonl" in none.stderr and "Traceback" not in none.stderr
+
+
+def test_every_chunk_of_a_pdf_carries_its_page_range_also_inside_a_joined_stream():
+    from pathlib import Path
+
+    from core.ingest.documents import Document, join_documents, load_file
+
+    manual = load_file(Path(__file__).resolve().parent / "fixtures" / "debian" / "libtasn1.pdf")
+    notes = Document("notes", "notes", "Plain notes without pages. " * 40)
+    chunker = make_chunker("naive-500t")
+    for documents in ([manual, notes], [join_documents([notes, manual])]):
+        runs = {"naive-500t": chunk_documents(documents, chunker).chunks}
+        recs = [json.loads(line) for line in to_jsonl(records(runs, documents)).splitlines()]
+        doc = documents[-1]
+        paged = [r["metadata"] for r in recs if "page" in r["metadata"]]
+        assert len(paged) >= 40 and any(m["page"] < m["page_end"] for m in paged)
+        offset = doc.segments[-1].start if doc.segments else 0
+        for m in paged:  # the first page holds the chunk's start, the last its last character
+            starts = manual.page_starts
+            assert starts[m["page"] - 1] <= m["start"] - offset and starts[m["page_end"] - 1] < m["end"] - offset
+            assert m["page_end"] == len(starts) or m["end"] - offset <= starts[m["page_end"]]
+        assert paged[-1]["page_end"] == len(manual.page_starts)
+        rows = list(csv.DictReader(io.StringIO(to_csv(recs))))
+        assert [r["page"] for r in rows if r["page"]] == [str(m["page"]) for m in paged]

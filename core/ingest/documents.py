@@ -8,6 +8,7 @@ decisions can be scored against the true joins.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import io
 import re
@@ -82,6 +83,7 @@ class Segment:
     start: int
     end: int
     cnm: dict[str, str] | None = None  # the source document's gold tags, when it has them
+    page_starts: tuple[int, ...] = ()  # the source PDF's page starts, in its own offsets
 
 
 @dataclass
@@ -115,19 +117,25 @@ class Document:
         return next((s for s in self.segments if s.start <= offset < s.end), None)
 
     def page_at(self, offset: int) -> int | None:
-        """1-based page number holding `offset`, for PDFs."""
-        if not self.page_starts:
+        """1-based page number holding `offset`, for PDFs and for a stream's part that is a PDF."""
+        starts, base = self.page_starts, 0
+        if not starts and (seg := self.segment_at(offset)) is not None:
+            starts, base = seg.page_starts, seg.start
+        if not starts:
             return None
-        page = 0
-        for i, s in enumerate(self.page_starts):
-            if s <= offset:
-                page = i
-        return page + 1
+        return bisect.bisect_right(starts, offset - base) or 1
 
     def pages_of(self, start: int, end: int) -> tuple[int, int] | None:
         """First and last 1-based page of the span [start, end), for PDFs."""
         first = self.page_at(start)
         return None if first is None else (first, self.page_at(max(start, end - 1)) or first)
+
+    def page_label(self, start: int, end: int) -> str:
+        """"p. 3" or "pp. 3–4" for the span, "" when the text has no pages."""
+        pages = self.pages_of(start, end)
+        if pages is None:
+            return ""
+        return f"p. {pages[0]}" if pages[0] == pages[1] else f"pp. {pages[0]}–{pages[1]}"
 
 
 MAX_SLUG_CHARS = 80  # a doc id names files in the workspace: kept well under the 255-byte file-name limit
@@ -388,7 +396,7 @@ def join_documents(docs: list[Document], doc_id: str = "stream", separator: str 
         if i:
             parts.append(separator)
             pos += len(separator)
-        segments.append(Segment(doc.doc_id, doc.title, pos, pos + len(doc.text), doc.cnm))
+        segments.append(Segment(doc.doc_id, doc.title, pos, pos + len(doc.text), doc.cnm, tuple(doc.page_starts)))
         parts.append(doc.text)
         pos += len(doc.text)
     return Document(doc_id=doc_id, title=f"{len(docs)} documents joined", text="".join(parts), segments=segments)
