@@ -96,3 +96,19 @@ def test_text_from_another_loader_or_a_changed_pdf_is_refused_with_a_reason():
     text = Document("t", "notes", "plain text")
     with pytest.raises(ChunkLensError, match="not a PDF"):
         load_page(text, b"", 1)
+
+
+def test_the_page_view_benchmark_prints_and_writes_its_figures(tmp_path, capsys):
+    import json
+
+    from bench import pageview as bench_pageview
+    from tests.pdfs import make_pdf
+
+    pdf = tmp_path / "three.pdf"
+    pdf.write_bytes(make_pdf(["Clean the filter every month.", "Replace the battery.", "Call the service line."]))
+    out = tmp_path / "pageview.json"
+    assert bench_pageview.main(["--pdf", str(pdf), "--repeat", "1", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["pages"] == 3 and figures["first_page_boxes"] == 1 and figures["target_s"] == 1.0
+    assert 0 < figures["cached_page_median_s"] and 0 < figures["other_pages_median_s"] <= figures["other_pages_max_s"]
+    assert "page 1, first draw" in capsys.readouterr().out
