@@ -12,11 +12,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import streamlit as st  # noqa: E402  (the environment above must be set before models load)
 
+import core.catalog  # noqa: E402, F401  (the composition root: every chunker, method and service)
 from components import demo, sidebar, state  # noqa: E402
 
 
 def home() -> None:
-    from core.chunkers.base import available
+    from core.chunkers.registry import available
 
     st.title("ChunkLens")
     st.write(

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import core.catalog  # noqa: F401  (the composition root: every chunker, method and service)
+
 
 def run_cli(main: Callable[[], Any]) -> int:
     """A benchmark's `main()` as a command: a ChunkLensError (bad data folder, settings) is one line on stderr and

@@ -39,7 +39,8 @@ def joined_document(folder: Path) -> Any:
 
 def rule_throughput(doc: Any, repeat: int) -> dict[str, Any]:
     """Windows per second of `chop` with the rule backend (no model, no embedder)."""
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from core.methods.chop.rules import RuleCnm
 
     chunker = make_chunker("chop", ChunkerContext(llm=RuleCnm()))
@@ -55,7 +56,8 @@ def rule_throughput(doc: Any, repeat: int) -> dict[str, Any]:
 
 def openai_path(doc: Any, windows: int, delay: float, concurrency: int, server_url: str) -> dict[str, Any]:
     """One CHOP run over the first `windows` windows through the real OpenAI client, with a fresh answer cache."""
-    from core.chunkers.base import ChunkerContext, make_chunker, token_window_chunks
+    from core.chunkers.base import ChunkerContext, token_window_chunks
+    from core.chunkers.registry import make_chunker
     from core.ingest.documents import Document
     from core.methods.chop.backends import make_cnm_backend
     from core.methods.chop.chunker import ChopChunker

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from core import figures, pageview
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
     from core.ingest.documents import load_bytes
 
     data = args.pdf.read_bytes()

@@ -180,7 +180,8 @@ def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[S
     """Ours through the registry, exactly as the app and `python -m core bench` build them; with `int8`
     (`bundled:minilm-int8`) and `onnx_fp32` (`bundled:minilm-fp32`, the default embedder), the embedding chunkers
     once more on each onnxruntime MiniLM, and each one's own sentence pass."""
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from core.ingest.documents import Document
 
     def chunk_with(spec: str, model: Any = embedder) -> Prepare:

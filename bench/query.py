@@ -115,7 +115,7 @@ class Material:
 def real_chunks(folders: Sequence[Path], n: int, chunk_tokens: int) -> Material:
     """The first `n` chunks of the folders' documents, in order, cut by `naive-500t`; questions of the first folder
     whose references lie in documents chunked whole."""
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
     from core.ingest.datasets import load_dataset
 
     spec = f"naive-500t:size={chunk_tokens}:overlap={chunk_tokens // 2}"

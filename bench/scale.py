@@ -61,8 +61,9 @@ from core.errors import ChunkLensError
 
 if TYPE_CHECKING:
     from bench.local_servers import ChromaServer
-    from core.chunkers.base import Chunk, Chunker
+    from core.chunkers.base import Chunker
     from core.ingest.documents import Document
+    from core.model import Chunk
     from core.store.embeddings import Embedder
     from core.store.index import VectorStore
 
@@ -242,7 +243,7 @@ class Base:
 def grow_scale(docs: Sequence[Document], times: int, chunker: Chunker, embedder: Embedder, store: VectorStore,
                qvecs: np.ndarray, k: int) -> tuple[dict[str, Any], Base]:
     """One scale: chunk, embed (uncached), index into a fresh collection, query; the collection is deleted after."""
-    from core.chunkers.base import chunker_class
+    from core.chunkers.registry import chunker_class
     from core.pipeline import chunk_documents, corpus_fingerprint
     from core.store.index import collection_name
 
@@ -339,7 +340,7 @@ def embed_base(docs: Sequence[Document], chunker: Chunker, embedder: Embedder) -
 def tiled_chunks(base: Sequence[Chunk], n: int) -> list[Chunk]:
     """`n` chunks, copy c of base chunk i at position c * len(base) + i: the span of its first TILE_TEXT_CHARS
     characters (the span contract holds against a copy of its document named `<doc_id>-t<c>`)."""
-    from core.chunkers.base import Chunk
+    from core.model import Chunk
     from core.tokens import count_tokens_many
 
     shorts = [u.text[:TILE_TEXT_CHARS] for u in base]
@@ -561,10 +562,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from core.ingest.datasets import load_dataset
     from core.keys import KeyRing
-    from core.store.embeddings import make_embedder
+    from core.store.embedders import make_embedder
 
     dataset = load_dataset(args.data)
     docs = kept_documents(dataset.documents, args.fraction)

@@ -9,8 +9,8 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 
-from core.chunkers.base import Chunk
 from core.evaluation.report import rerank_phrase
+from core.model import Chunk
 from core.store.retrieval import Hit
 
 PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from components.html import esc, md_escape
-from core.chunkers.base import Chunk
 from core.evaluation.judging import Verdict, evidence_choices
 from core.evaluation.metrics import Span
+from core.model import Chunk
 
 _PICKING = "judge_picking"  # {"spec", "rank"} of the hit whose evidence is being picked
 _VERDICT_STYLE = {"answers": ("#15803d", "judged: answers"), "does not answer": ("#b91c1c", "judged: does not answer"),

@@ -9,10 +9,10 @@ import streamlit as st
 
 from components import charts
 from components.html import chunk_spans_html, cnm_badges_html, md_escape
-from core.chunkers.base import Chunk
 from core.ingest.datasets import Question
 from core.ingest.documents import Document
 from core.ingest.library import Library
+from core.model import Chunk
 from core.pageview import PageViewError, PlacedSpan, evidence_spans, load_page, place_chunks, place_spans, viewable
 from core.services import Services
 from core.workbench import unread_parts

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+import core.catalog  # noqa: F401  (the composition root: every chunker, method and service)
 from core.errors import ChunkLensError
 
 EXIT_USAGE = 2
@@ -265,7 +266,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
     from core.export import FORMATS, records, write
     from core.pipeline import chunk_documents
     from core.services import needs_of
@@ -380,7 +381,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_chunkers() -> int:
     import dataclasses
 
-    from core.chunkers.base import REGISTRY, available
+    from core.chunkers.registry import REGISTRY, available
 
     for name in available():
         cls = REGISTRY[name]

@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import Chunk
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunk
 
 FORMATS = (".jsonl", ".csv")
 CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "page", "page_end", "token_count", "prefix",

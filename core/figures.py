@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from core.chunkers.base import Chunk
+from core.model import Chunk
 from core.pageview import Page, PlacedSpan
 
 COLOURS = ["#2563eb", "#f59e0b"]

@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.chunkers.base import Chunk
 from core.errors import ChunkLensError
 from core.ingest import pdf as pdf_reader
 from core.ingest.datasets import Question
 from core.ingest.documents import Document
 from core.ingest.library import Library
+from core.model import Chunk
 
 SCALE = 1.5  # 108 dpi: a US-letter page is 918 x 1188 pixels, sharp enough to read body text
 GAP_EMS = 1.5  # wider than any word space, narrower than a table's column gap

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import Chunk, Chunker, SpanMismatch, check_spans, chunker_class
-from core.evaluation.metrics import Span
+from core.chunkers.base import Chunker
+from core.chunkers.registry import chunker_class
 from core.ingest.documents import Document
+from core.model import Chunk, SpanMismatch, check_spans
+from core.spans import Span
 from core.storage import write_atomically
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore, collection_name

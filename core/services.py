@@ -3,9 +3,9 @@ and the benchmarks alike.
 
 Every run needs a workspace, an embedder, a vector store and the lexical indexes. The other services are named by
 `Chunker.needs` ("llm", "scorer", "chat") and built by a factory registered under that name: the generic chat
-client here, CHOP's CNM backend and LGMGC's scorer in their method packages. A caller that knows which chunkers it
-will run asks for only what they need (`needs_of`); the app asks for everything, which is cheap because the
-factories load no model until it is first used.
+client here, CHOP's CNM backend and LGMGC's scorer in their method packages, which `core.catalog` loads. A caller
+that knows which chunkers it will run asks for only what they need (`needs_of`); the app asks for everything,
+which is cheap because the factories load no model until it is first used.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ChunkLensError, ConfigError
 from core.keys import KeyRing
 from core.settings import Settings
-from core.store.embeddings import make_embedder
+from core.store.embedders import make_embedder
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
 from core.workspace import Workspace
@@ -50,9 +51,9 @@ class Services:
     workspace: Workspace
     embedder: Embedder
     store: VectorStore
-    llm: Any = None  # CNM backend (core.methods.chop.backends): rule-based or prompted
-    scorer: Any = None  # next-token scorer for lg / lgmgc (core.methods.lgmgc.scoring.NextTokenScorer)
-    chat: LLMClient | None = None  # chat client for lumber and for generated answers
+    #: the services chunkers name in `needs`, by need ("chat", CHOP's "llm", LGMGC's "scorer", ...): each built by
+    #: the factory registered under that name; a method reads its own through its typed accessor
+    provided: dict[str, Any] = field(default_factory=dict)
     lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
     #: the operator's reranker (`rerank_model`), loaded on first use: None until a search asks for "model"
     model_reranker: Callable[[], Reranker] | None = field(default=None, repr=False)
@@ -60,8 +61,17 @@ class Services:
     #: document's sentence vectors are read from the cache once, not once per chunker
     _maxsim: dict[tuple[tuple[str, int], ...], Reranker] = field(default_factory=dict, repr=False)
 
+    def get(self, need: str) -> Any:
+        """The service for `need` (None when it was not built)."""
+        return self.embedder if need == "embedder" else self.provided.get(need)
+
+    @property
+    def chat(self) -> LLMClient | None:
+        """The chat client: lumber's, and the one generated answers come from."""
+        return self.provided.get("chat")
+
     def context(self) -> ChunkerContext:
-        return ChunkerContext(embedder=self.embedder, llm=self.llm, scorer=self.scorer, chat=self.chat)
+        return ChunkerContext({"embedder": self.embedder, **self.provided})
 
     def reranker(self, retrieval: RetrievalSettings, texts: Mapping[str, str]) -> Reranker | None:
         """The reranker `retrieval` asks for, over a run whose documents' texts are `texts` (None: no reranking)."""
@@ -103,8 +113,6 @@ def build_services(settings: Settings, keys: KeyRing | None = None,
     `keys` says which API key may go to which base URL (`core.keys`). Without one, the server's key goes only to
     api.openai.com and OPENAI_BASE_URL: a caller whose settings name other addresses it trusts (the command line)
     says so with `KeyRing.operator`."""
-    import core.methods  # noqa: F401  (the methods register their services)
-
     keys = keys or KeyRing.operator(())
     ws = Workspace.open(settings.workspace)
     embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache,
@@ -114,8 +122,9 @@ def build_services(settings: Settings, keys: KeyRing | None = None,
     for name, factory in FACTORIES.items():
         if needs is None or name in needs:
             built[name] = factory(settings, ws, built, keys)
-    return Services(settings, ws, embedder, open_store(settings, ws), built.get("llm"), built.get("scorer"),
-                    built.get("chat"), LexicalStore(ws.lexical), _model_reranker(settings, keys))
+    del built["embedder"]
+    return Services(settings, ws, embedder, open_store(settings, ws), built, LexicalStore(ws.lexical),
+                    _model_reranker(settings, keys))
 
 
 def _model_reranker(settings: Settings, keys: KeyRing) -> Callable[[], Reranker] | None:

@@ -11,6 +11,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib import resources
 
 import numpy as np
 import pysbd
@@ -238,3 +239,10 @@ def clear_caches() -> None:
 
 def count_words(text: str) -> int:
     return sum(1 for _ in _WORD_RE.finditer(text))
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """YAKE's English stop words (575 words, shipped inside the `yake` package)."""
+    text = resources.files("yake.core").joinpath("StopwordsList/stopwords_en.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip().lower() for w in text.split() if w.strip())

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import Chunk, make_chunker
+from core.chunkers.registry import make_chunker
 from core.errors import ChunkLensError
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
@@ -29,8 +29,10 @@ from core.ingest.datasets import QADataset, Question, corpus_jsonl, joined, ques
 from core.ingest.documents import Document, join_documents
 from core.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
+from core.methods.chop.cnm import cnm_backend_of
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_tags
+from core.model import Chunk
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.services import Services
 from core.store.embeddings import read_extent, unread_share
@@ -205,8 +207,14 @@ def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool) -> 
     return _Chunked(run, time.perf_counter() - started, _llm_calls(services) - calls_before)
 
 
+def _query_parts(services: Services) -> tuple[Any, ...]:
+    """The services a run's query state was built with: a new one of any of them makes a new retriever."""
+    return services.store, services.embedder, cnm_backend_of(services)
+
+
 def _llm_calls(services: Services) -> int:
-    return services.llm.stats.calls if services.llm is not None else 0
+    backend = cnm_backend_of(services)
+    return backend.stats.calls if backend is not None else 0
 
 
 def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> dict[str, ChunkerResult]:
@@ -260,7 +268,7 @@ class RunQuery:
         assert result.indexed is not None
         return (self.run is result.run and self.collection == result.indexed.collection
                 and self.retrieval == retrieval
-                and all(a is b for a, b in zip(self.parts, (services.store, services.embedder, services.llm))))
+                and all(a is b for a, b in zip(self.parts, _query_parts(services))))
 
     def relevance(self) -> RelevanceCounter:
         if self._relevance is None:
@@ -275,7 +283,7 @@ def run_query(services: Services, result: ChunkerResult, retrieval: RetrievalSet
     state = result.query_state
     if state is None or not state.fits(services, result, retrieval):
         assert result.run is not None and result.indexed is not None
-        state = RunQuery(result.run, result.indexed.collection, (services.store, services.embedder, services.llm),
+        state = RunQuery(result.run, result.indexed.collection, _query_parts(services),
                          retrieval, retriever_for(services, result, retrieval, explain=True))
         result.query_state = state
     return state
@@ -417,7 +425,7 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     """A new chunk run with hand-corrected tags, indexed; only chunks whose text changed are embedded anew
     (the others come from the embedding cache). Returns the run and how many chunks changed."""
     assert result.run is not None
-    chunks, changed = apply_edits(result.run.chunks, edits, services.llm)
+    chunks, changed = apply_edits(result.run.chunks, edits, cnm_backend_of(services))
     identity = f"{result.run.identity}:edits={edits_digest(edits)}"
     run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False)
     started = time.perf_counter()

@@ -7,7 +7,7 @@ import streamlit as st
 
 from components import charts, page_view, state, traces
 from components.html import chunk_spans_html, md_escape
-from core.chunkers.base import available
+from core.chunkers.registry import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
 from core.report_pages import app_settings, chunking_report_html

@@ -58,6 +58,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import core.catalog  # noqa: E402, F401  (the composition root: every chunker, method and service)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -190,7 +193,8 @@ def chunker_context(chunkers: Sequence[str]) -> tuple[Any, Path | None]:
 
 def load_sets(datasets: Sequence[tuple[str, Any]], chunker: str = CHUNKER, context: Any = None,
               cache: Path | None = None) -> list[StudySet]:
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from core.pipeline import chunk_documents
 
     sets: list[StudySet] = []

@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test --bench
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
+.venv/bin/lint-imports --no-cache
 .venv/bin/python -m pytest -q --timeout=1200 "$@"

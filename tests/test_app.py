@@ -231,8 +231,8 @@ def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
     assert not at.exception
     saved = load_settings(tmp_path / "ws")
     assert (saved.eos_mode, saved.scorer_dtype) == ("paragraph", "bfloat16")
-    assert build_services(saved).scorer.key.endswith(":paragraph:bfloat16")
-    assert "p(paragraph) bfloat16" in build_services(saved).scorer.label
+    assert build_services(saved).get("scorer").key.endswith(":paragraph:bfloat16")
+    assert "p(paragraph) bfloat16" in build_services(saved).get("scorer").label
 
 
 def test_the_reranker_setting_persists(app, tmp_path):
@@ -257,7 +257,7 @@ def test_the_scorer_engine_setting_persists_and_picks_llama_cpp(app, tmp_path):
     assert not at.exception
     saved = load_settings(tmp_path / "ws")
     assert saved.scorer_engine == "llamacpp"
-    scorer = build_services(saved).scorer
+    scorer = build_services(saved).get("scorer")
     assert scorer.key.startswith("scorer:llamacpp:") and "llama.cpp" in scorer.label
 
 

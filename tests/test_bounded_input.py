@@ -13,7 +13,8 @@ import zipfile
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ChunkLensError
 from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.datasets import joined, load_dataset
 from core.ingest.documents import Document, join_documents
 from core.methods.chop.chunker import prefix_text
@@ -180,7 +181,7 @@ def test_cnm_filter_beats_plain_chop_on_the_sample_set(cached_minilm, workspace)
 
     ds = load_dataset(SAMPLE)
     store = VectorStore(StoreSettings(path=workspace.chroma))
-    services = Services(Settings(workspace=str(workspace.root)), workspace, cached_minilm, store, llm=RuleCnm())
+    services = Services(Settings(workspace=str(workspace.root)), workspace, cached_minilm, store, {"llm": RuleCnm()})
     # the same chunks and prefixes (retrieval settings are not part of the identity): only the filter differs
     report = bench_dataset(ds, ["chop", "chop:retrieval=filter"], BenchOptions([1, 10], qualify_queries=True),
                            services)

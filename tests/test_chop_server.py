@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ConfigError
 from core.ingest.datasets import load_dataset
 from core.ingest.documents import Document, join_documents

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.chunkers.base import REGISTRY, Chunk, Chunker, Chunking, SpanMismatch, available, check_spans, register
+from core.chunkers.base import Chunker
+from core.chunkers.registry import REGISTRY, available, register
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunk, Chunking, SpanMismatch, check_spans
 from core.pipeline import chunk_documents, load_chunk_run, run_key
 
 DOCS = [Document("a", "A", "The filter sits behind the front panel.\n\nRinse it in warm water every two weeks."),
@@ -73,7 +75,7 @@ def test_check_spans_accepts_exact_spans_and_refuses_anything_else():
 
 
 def test_an_edited_chunk_run_cache_is_not_trusted(tmp_path):
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
 
     chunker = make_chunker("recursive:theta=5")
     fresh = chunk_documents(DOCS, chunker, cache_dir=tmp_path)
@@ -101,7 +103,7 @@ def test_an_edited_chunk_run_cache_is_not_trusted(tmp_path):
 
 def test_a_cache_whose_span_was_moved_is_not_trusted(tmp_path):
     """Editing the offsets instead of the text breaks the same contract."""
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
 
     chunker = make_chunker("paragraph")
     fresh = chunk_documents(DOCS, chunker, cache_dir=tmp_path)

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from core.chunkers.base import Chunk
 from core.errors import DatasetError
 from core.ingest.datasets import QADataset, first_documents, joined, load_dataset
 from core.ingest.documents import Document
 from core.methods.chop.accuracy import categories_match, cnm_accuracy
+from core.model import Chunk
 from core.workbench import sample_folder
 
 
@@ -82,7 +82,8 @@ def test_the_sample_set_ships_every_manuals_gold_tags():
 
 
 def test_the_rule_backend_tags_the_sample_manuals_right(cached_minilm):
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from core.methods.chop.rules import RuleCnm
     from core.pipeline import chunk_documents
 
@@ -101,7 +102,8 @@ def test_every_bench_result_carries_the_cnm_fields(cached_minilm, workspace):
 
     ds = first_documents(load_dataset(sample_folder()), 2)
     services = Services(Settings(workspace=str(workspace.root)), workspace, cached_minilm,
-                        VectorStore(StoreSettings(path=workspace.chroma)), llm=RuleCnm(embedder=cached_minilm))
+                        VectorStore(StoreSettings(path=workspace.chroma)),
+                        {"llm": RuleCnm(embedder=cached_minilm)})
     report = bench_dataset(ds, ["naive-500t", "chop"], BenchOptions([1]), services)["results"]
     assert report["naive-500t"]["cnm_model_accuracy"] is None and report["naive-500t"]["cnm_judged_chunks"] == 0
     assert report["chop"]["cnm_model_accuracy"] == 1.0 and report["chop"]["cnm_empty_rate"] == 0.0

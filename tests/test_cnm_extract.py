@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
 from core.methods.chop import extract
 from core.methods.chop.accuracy import cnm_accuracy

@@ -65,7 +65,7 @@ def _round_doc(i: int):
 
 
 def _chunk_runs(barrier: Any, cache_dir: str) -> None:
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
     from core.pipeline import chunk_documents
 
     chunker = make_chunker("paragraph")
@@ -86,7 +86,7 @@ def _settings_saves(barrier: Any, root: str, writer: int) -> None:
 
 
 def _bm25_builds(barrier: Any, root: str) -> None:
-    from core.chunkers.base import Chunk
+    from core.model import Chunk
     from core.store.lexical import LexicalStore
 
     for i in range(ROUNDS):
@@ -135,7 +135,7 @@ def test_uploads_to_one_library_at_once_are_all_kept(tmp_path, processes):
 
 @pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
 def test_the_same_chunk_run_cached_at_once(tmp_path, processes):
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
     from core.pipeline import load_chunk_run
 
     cache = tmp_path / "chunk_runs"

@@ -88,7 +88,7 @@ def test_shared_sets_load_with_exact_spans(name):
 
 
 def test_sample_set_matches_its_manuals_and_is_big_enough():
-    from core.chunkers.base import make_chunker
+    from core.chunkers.registry import make_chunker
     from tests.conftest import ROOT
 
     ds = load_dataset(ROOT / "sample_data" / "qa")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.datasets import load_dataset
 from core.methods.chop.rules import RuleCnm
 from core.workbench import DEFAULT_SPECS, sample_folder

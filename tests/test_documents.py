@@ -245,7 +245,8 @@ HEBREW = "נקו את המסנן כל שבועיים. השלט צריך שתי �
 
 @pytest.mark.parametrize("text", [CHINESE, ARABIC, HEBREW], ids=["chinese", "arabic", "hebrew"])
 def test_chinese_and_right_to_left_text_load_and_chunk_exactly(text):
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from tests.test_chunker_properties import check_spans
 
     assert load_bytes("t.txt", text.encode()).text == text
@@ -262,7 +263,8 @@ def test_five_mb_line_without_punctuation_loads_and_chunks():
     """One 5 MB line of words, no punctuation, no newline: it loads, and each of these chunkers cuts it into exact
     spans within its cap (pysbd alone would need hours on it; see core.text.PYSBD_BLOCK)."""
     from core import text as T
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from tests.test_chunker_properties import check_spans
 
     rng = random.Random(5)

@@ -96,7 +96,7 @@ def test_texts_batched_by_length_come_back_in_their_own_order(tmp_path):
 def test_the_int8_minilm_gives_the_fp32_models_vectors_nearly_and_never_shares_its_cache(minilm, tmp_path):
     """`bundled:minilm-int8`: the same model computing in int8 on onnxruntime, the same tokenizer, windows and
     pooling; a text's vector is the same alone or among others (each text is quantised on its own)."""
-    from core.store.embeddings import make_embedder
+    from core.store.embedders import make_embedder
     from core.store.onnx_embedder import OnnxMiniLMEmbedder
 
     int8 = OnnxMiniLMEmbedder(model_folder=tmp_path)
@@ -148,7 +148,8 @@ def test_the_fp32_minilm_on_onnxruntime_gives_the_torch_models_vectors(minilm, t
     """`bundled:minilm-fp32`: the bundled checkpoint exported once to ONNX and run by onnxruntime, one text per
     call. Same weights, same fp32 arithmetic, so the same vectors as sentence-transformers on torch (to float
     rounding) for short texts, texts over SMALL_INPUT, truncated and windowed long texts; its own cache key."""
-    from core.store.embeddings import SMALL_INPUT, make_embedder
+    from core.store.embedders import make_embedder
+    from core.store.embeddings import SMALL_INPUT
     from core.store.onnx_embedder import FP32_RECIPE, OnnxMiniLMEmbedder, exported_model
 
     built = exported_model(tmp_path)
@@ -202,7 +203,8 @@ def test_a_damaged_model_file_is_built_again_and_an_unwritable_folder_is_named(t
 def test_the_unread_part_is_exactly_what_truncation_drops(minilm, tmp_path):
     """`unread_chars`: the characters past the embedder's input limit. Embedding only the read part gives the
     whole text's vector; under "window" nothing is unread; the default onnxruntime MiniLM agrees with torch."""
-    from core.store.embeddings import SentenceTransformerEmbedder, make_embedder, unread_chars, unread_share
+    from core.store.embedders import make_embedder
+    from core.store.embeddings import SentenceTransformerEmbedder, unread_chars, unread_share
 
     text = "The air filter should be cleaned every two weeks, and the drain pan emptied daily. " * 30
     unread = unread_chars(minilm, text)

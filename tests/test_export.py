@@ -6,7 +6,8 @@ import csv
 import io
 import json
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.export import records, to_csv, to_jsonl
 from core.ingest.datasets import joined, load_dataset
 from core.methods.chop.rules import RuleCnm

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import StoreError
 from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient, LLMError
@@ -192,7 +193,8 @@ def test_the_app_shows_a_down_llm_server_as_one_line_per_chunker(tmp_path, cache
     ws = Workspace.open(tmp_path / "ws")
     down = f"http://127.0.0.1:{free_port()}/v1"
     services = Services(Settings(workspace=str(ws.root)), ws, cached_minilm,
-                        VectorStore(StoreSettings(path=ws.chroma)), prompted(down, ws.cache / "a.sqlite", 2.0, 0))
+                        VectorStore(StoreSettings(path=ws.chroma)),
+                        {"llm": prompted(down, ws.cache / "a.sqlite", 2.0, 0)})
     results = run_chunkers(services, Corpus([DOC]), ["paragraph", SPEC])
     assert results["paragraph"].ok
     error = results[SPEC].error

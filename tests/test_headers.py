@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from core.chunkers.base import make_chunker
 from core.chunkers.headers import HeadingPaths, header_texts, markdown_headings
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document, join_documents, load_bytes
 from tests.pdfs import make_pdf
 

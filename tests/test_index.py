@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunkers.base import make_chunker
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document
 from core.pipeline import chunk_documents, index_run
 from core.store.index import StoreSettings, VectorStore

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from core.chunkers.base import make_chunker
+from core.chunkers.registry import make_chunker
 from core.errors import DatasetError
 from core.evaluation.judging import corpus_question, document_spans, evidence_choices, verdict
 from core.evaluation.metrics import Span

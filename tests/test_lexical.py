@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from core.chunkers.base import Chunk
+from core.model import Chunk
 from core.store.lexical import MANIFEST, TOKENIZER_VERSION, LexicalIndex, LexicalStore, lexical_name, lexical_tokens
 from core.store.retrieval import RetrievalSettings, fuse_rrf, fuse_weighted, minmax
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from core import text as T
-from core.chunkers.base import Chunk, ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunk
 from core.store.retrieval import parents_by_best_child
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from core import text as T
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ConfigError
 from core.ingest.documents import Document
 
@@ -72,5 +73,5 @@ def test_the_flag_reaches_the_scorer_service(tmp_path):
 
     args = build_parser().parse_args(["bench", "--data", "x", "--chunkers", "lgmgc", "--scorer-engine", "llamacpp",
                                       "--eos-mode", "paragraph", "--workspace", str(tmp_path)])
-    scorer = build_services(settings_from_flags(args), needs={"scorer"}).scorer
+    scorer = build_services(settings_from_flags(args), needs={"scorer"}).get("scorer")
     assert isinstance(scorer, LlamaCppEosScorer) and scorer.key.endswith(":paragraph")

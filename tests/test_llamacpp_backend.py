@@ -59,6 +59,6 @@ def test_the_setting_and_the_flag_name_the_backend(tmp_path):
     args = build_parser().parse_args(["bench", "--data", "x", "--chunkers", "chop,lumber", "--llm", "llamacpp",
                                       "--workspace", str(tmp_path)])
     services = build_services(settings_from_flags(args), needs={"llm", "chat"})
-    assert isinstance(services.llm, PromptedCnm) and isinstance(services.llm.client.backend, LlamaCppChat)
+    assert isinstance(services.get("llm"), PromptedCnm) and isinstance(services.get("llm").client.backend, LlamaCppChat)
     assert isinstance(services.chat.backend, LlamaCppChat)  # lumber and answers use it too
-    assert services.llm.key.startswith(f"prompted:v{PROMPT_VERSION}:llamacpp:")
+    assert services.get("llm").key.startswith(f"prompted:v{PROMPT_VERSION}:llamacpp:")

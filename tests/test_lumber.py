@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document
 from core.llm.base import LLMError
 from core.tokens import count_tokens

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.chunkers.base import make_chunker
+from core.chunkers.registry import make_chunker
 from core.errors import ChunkLensError
 from core.ingest import pdf as pdf_reader
 from core.ingest.documents import Document, join_documents, load_file

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_bytes
 from core.llm.base import ChatAnswer, ChatRequest, LLMClient
 from core.methods.chop.cnm import CNM, TEXT_END, TEXT_START, PromptedCnm

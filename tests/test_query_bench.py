@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bench import query as bq
-from core.chunkers.base import make_chunker
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document
 from core.methods.chop.edits import CnmEdit
 from core.pipeline import chunk_documents, index_run

@@ -8,9 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from core.chunkers.base import Chunk, ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ChunkLensError, ConfigError
 from core.ingest.documents import Document
+from core.model import Chunk
 from core.pipeline import chunk_documents, index_run
 from core.settings import ADDRESS_FIELDS, OPERATOR_FIELDS, Settings, without_addresses
 from core.store.index import StoreSettings, VectorStore

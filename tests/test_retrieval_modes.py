@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document
 from core.methods.chop.policy import CnmPolicy
 from core.methods.chop.rules import RuleCnm

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from components.html import query_tags_html
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.errors import ConfigError
 from core.ingest.documents import Document, join_documents
 from core.methods.chop.rules import RuleCnm
@@ -146,7 +147,8 @@ def test_route_filters_multi_granular_children(tmp_path, cached_minilm, mode):
 def test_the_query_page_shows_what_routing_applied(tmp_path, cached_minilm):
     ws = Workspace.open(tmp_path / "ws")
     services = Services(Settings(workspace=str(ws.root)), ws, cached_minilm,
-                        VectorStore(StoreSettings(path=ws.chroma)), RuleCnm(), lexical=LexicalStore(ws.lexical))
+                        VectorStore(StoreSettings(path=ws.chroma)), {"llm": RuleCnm()},
+                        lexical=LexicalStore(ws.lexical))
     question = "Samsung Galaxy S10: how do I take a screenshot?"
     for join, applied in ((False, "route"), (True, ONE_DOCUMENT)):
         corpus = make_corpus(DOCS, None, join)

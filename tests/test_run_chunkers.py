@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from core.chunkers.base import make_chunker
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document
 from core.pipeline import chunk_documents
 from core.services import Services

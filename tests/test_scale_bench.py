@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from bench import scale as bs
-from core.chunkers.base import check_spans, make_chunker
+from core.chunkers.registry import make_chunker
 from core.ingest.datasets import load_dataset
+from core.model import check_spans
 from core.pipeline import chunk_documents
 from tests.conftest import ROOT, shared_dataset
 

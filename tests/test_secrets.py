@@ -136,9 +136,10 @@ def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
 
     services = build_services(Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m",
                                        llm_base_url=llm_server), KeyRing(session_key=CANARY))
-    backend = services.llm.client.backend
+    backend = services.get("llm").client.backend
     assert backend.client.api_key == CANARY  # the key is there to be used...
-    for shown in (repr(services), repr(services.llm), repr(services.chat), repr(backend), str(services.settings)):
+    shown_in = (repr(services), repr(services.get("llm")), repr(services.chat), repr(backend), str(services.settings))
+    for shown in shown_in:
         assert CANARY not in shown  # ...and shown nowhere
     with pytest.raises(LLMError) as caught:
         backend.chat(ChatRequest("Which model is this?"))
@@ -146,7 +147,7 @@ def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
     assert message.startswith(f"m via {llm_server}: HTTP 401 (") and "check the model name" in message
     assert CANARY not in message and "***" in message  # the server's echo of the key is redacted
     assert CANARY not in "".join(traceback.format_exception(caught.value))  # the echoed body is not chained
-    [result] = services.llm.extract(["Breeze 200 fan manual"])
+    [result] = services.get("llm").extract(["Breeze 200 fan manual"])
     assert result.failed and CANARY not in f"{result.error} {result.raw} {result!r}"
 
 
@@ -160,7 +161,8 @@ def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_
     import zipfile
 
     from core.archive import export_archive
-    from core.chunkers.base import ChunkerContext, make_chunker
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
     from core.llm.base import ChatRequest, LLMError
     from core.services import build_services
     from core.settings import Settings
@@ -170,13 +172,13 @@ def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_
     settings = Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m", llm_base_url=url,
                         embedder="openai:nomic-embed-text", embedder_base_url=url)
     services = build_services(settings, needs=("llm",))
-    backend = services.llm.client.backend
+    backend = services.get("llm").client.backend
     assert URL_PASSWORD in str(backend.client.base_url)  # the request's address keeps them
     bare = llm_server.removeprefix("http://")
     shown = {"chat key": backend.key, "chat label": backend.label, "chat repr": repr(backend),
-             "CNM label (bench reports)": services.llm.label, "CNM key": services.llm.key,
+             "CNM label (bench reports)": services.get("llm").label, "CNM key": services.get("llm").key,
              "embedder key": services.embedder.key,
-             "chop identity (run cache key)": make_chunker("chop", ChunkerContext(llm=services.llm)).identity}
+             "chop identity (run cache key)": make_chunker("chop", ChunkerContext(llm=services.get("llm"))).identity}
     assert {k: v for k, v in shown.items() if URL_PASSWORD in v or "alice" in v} == {}
     assert bare in backend.label and bare in services.embedder.key
     with pytest.raises(LLMError) as caught:

@@ -14,7 +14,8 @@ import zipfile
 import pytest
 
 from core.archive import export_archive, import_archive
-from core.chunkers.base import ChunkerContext, make_chunker
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
 from core.ingest.library import Library, new_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits
 from core.methods.chop.edits import CnmEdit, EditLog, apply_edits

@@ -1,99 +1,56 @@
-"""The chunk model, the chunker interface and the registry every chunker is reached through.
+"""The chunker interface: the base class every chunker derives from, the services a run hands it (by need), the
+mixins for contextual headers and title routing, and helpers that turn spans into chunks.
 
-A chunk is always an exact span of its document: `doc.text[chunk.start:chunk.end] == chunk.text`. What a method
-adds (CHOP's prefix, LGMGC's parent link, a chunker's diagnostics) lives beside the span, never inside it.
+The chunk model is `core.model`'s, the registry `core.chunkers.registry`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.chunkers.splitting import document_token_windows
-from core.errors import ChunkLensError, ConfigError
+from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunk, Chunking, RetrievalPolicy, StoreValue
 from core.tokens import prefetch_token_map, token_map
 
 if TYPE_CHECKING:
     from core.llm.base import LLMClient
-    from core.methods.chop.cnm import CnmBackend
-    from core.methods.lgmgc.scoring import NextTokenScorer
-    from core.pipeline import ChunkRun
     from core.store.embeddings import Embedder
-    from core.store.retrieval import RetrievalPolicy
 
-StoreValue = str | int | float | bool
-
-
-@dataclass
-class Chunk:
-    doc_id: str
-    start: int
-    end: int
-    text: str
-    token_count: int
-    index: int = 0
-    prefix: str = ""
-    prefix_place: Literal["before", "after"] = "before"
-    parent_id: str | None = None
-    child: str = ""  # for a multi-granular child: its label inside the parent ("h0", "q3"); "" otherwise
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def chunk_id(self) -> str:
-        return f"{self.doc_id}#{self.index}" + (f".{self.child}" if self.child else "")
-
-    @property
-    def embed_text(self) -> str:
-        """What is embedded and stored: the span, with the prefix before or after it when there is one."""
-        if not self.prefix:
-            return self.text
-        return f"{self.prefix}\n{self.text}" if self.prefix_place == "before" else f"{self.text}\n{self.prefix}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {"chunk_id": self.chunk_id}
+#: what each need is, as an error names it ("needs a next-token scorer"); a method names its own with
+#: `describe_need` where it registers the service
+NEED_NAMES: dict[str, str] = {"embedder": "an embedder", "chat": "a chat LLM"}
 
 
-class SpanMismatch(ChunkLensError):
-    """A chunk whose text is not its document's slice (a chunker bug, or a cache that no longer fits)."""
+def describe_need(need: str, description: str) -> None:
+    NEED_NAMES[need] = description
 
 
-def check_spans(chunks: Sequence[Chunk], docs: Sequence[Document]) -> None:
-    """Hold every chunk to the contract: a known document, 0 <= start <= end <= len(text), and
-    `text == doc.text[start:end]`. Raises SpanMismatch naming the first chunk that breaks it."""
-    by_id = {d.doc_id: d for d in docs}
-    for c in chunks:
-        doc = by_id.get(c.doc_id)
-        if doc is None:
-            raise SpanMismatch(f"chunk {c.chunk_id} names a document that is not there")
-        if not 0 <= c.start <= c.end <= len(doc.text) or doc.text[c.start:c.end] != c.text:
-            raise SpanMismatch(f"chunk {c.chunk_id} ({c.start}-{c.end}) is not its document's text there")
-
-
-@dataclass
-class Chunking:
-    """A chunker's output for one document: the chunks plus a JSON-safe trace of how it decided (for the app)."""
-
-    chunks: list[Chunk]
-    trace: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class ChunkerContext:
-    """The services a chunker names in `needs`, built once per run by `core.services.build_services`."""
+    """The services of a run, by the need a chunker names in `needs` ("embedder", "chat", "llm", "scorer", ...),
+    built once per run by `core.services.build_services`. The generic needs have typed accessors here; a method
+    owns the typed accessor of its own need (`core.methods.chop.backends.cnm_backend_of`,
+    `core.methods.lgmgc.service.scorer_of`), so a new service touches only its method package and its settings."""
 
-    embedder: Embedder | None = None
-    llm: CnmBackend | None = None  # CHOP's CNM backend (core.methods.chop.backends)
-    scorer: NextTokenScorer | None = None  # next-token scorer of a local causal LM (LGMGC)
-    chat: LLMClient | None = None  # a chat client, for LumberChunker
+    def __init__(self, services: Mapping[str, Any] | None = None, **by_need: Any) -> None:
+        self._by_need = {k: v for k, v in {**(services or {}), **by_need}.items() if v is not None}
 
+    def get(self, need: str) -> Any:
+        """The service for `need`, or None when the run has none."""
+        return self._by_need.get(need)
 
-#: what each ChunkerContext field is, as an error message names it
-NEED_NAMES = {"embedder": "an embedder", "llm": "a CNM backend (an LLM)", "scorer": "a next-token scorer",
-              "chat": "a chat LLM"}
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._by_need.get("embedder")
+
+    @property
+    def chat(self) -> LLMClient | None:
+        return self._by_need.get("chat")
 
 
 class Chunker(ABC):
@@ -183,7 +140,7 @@ class Chunker(ABC):
         parts = [self.name] + ([f"v{self.version}"] if self.version > 1 else [])
         parts += [f"{k}={v}" for k, v in sorted(params.items())]
         for need in self.needs:
-            service = getattr(self.context, need, None)
+            service = self.context.get(need)
             parts.append(f"{need}={getattr(service, 'key', type(service).__name__)}")
         return ":".join(parts)
 
@@ -219,116 +176,6 @@ class TitleRouting:
         if self.retrieval not in ROUTING_MODES:
             raise ConfigError(f"retrieval must be one of {', '.join(ROUTING_MODES)} (got '{self.retrieval}'; "
                               "filter and boost are chop's)")
-
-
-REGISTRY: dict[str, type[Chunker]] = {}
-
-
-def register(cls: type[Chunker]) -> type[Chunker]:
-    """Class decorator: make the chunker reachable as `cls.name`; a name already taken is refused."""
-    held = REGISTRY.get(cls.name)
-    if held is not None and (held.__module__, held.__qualname__) != (cls.__module__, cls.__qualname__):
-        raise ConfigError(f"a chunker named '{cls.name}' is already registered ({held.__module__}.{held.__qualname__})")
-    REGISTRY[cls.name] = cls
-    return cls
-
-
-def chunker_class(spec: str) -> type[Chunker]:
-    """The registered class of a spec's chunker."""
-    _load_builtin()
-    name = parse_spec(spec)[0]
-    if name not in REGISTRY:
-        raise ConfigError(f"unknown chunker '{name}' (available: {', '.join(sorted(REGISTRY))})")
-    return REGISTRY[name]
-
-
-#: report_fields(documents, run) -> extra fields of one chunker's result in a bench report
-ReportFields = Callable[[Sequence[Document], "ChunkRun"], dict[str, Any]]
-REPORT_FIELDS: list[ReportFields] = []
-
-
-def register_report_fields(fn: ReportFields) -> ReportFields:
-    """Decorator for a method's report fields. Every bench result carries them, for every chunker (None or 0 where
-    they do not apply), so the report's keys do not depend on which chunkers ran."""
-    if fn not in REPORT_FIELDS:
-        REPORT_FIELDS.append(fn)
-    return fn
-
-
-def report_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
-    """Every registered method's report fields for one chunk run."""
-    _load_builtin()
-    out: dict[str, Any] = {}
-    for fn in REPORT_FIELDS:
-        out.update(fn(docs, run))
-    return out
-
-
-def available() -> list[str]:
-    _load_builtin()
-    return sorted(REGISTRY)
-
-
-def _load_builtin() -> None:
-    import core.chunkers  # noqa: F401  (registers the generic chunkers)
-    import core.methods  # noqa: F401  (and the papers' methods)
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """`name:key=value:key=value` -> (name, {key: value})."""
-    name, *pairs = [p.strip() for p in spec.strip().split(":")]
-    params: dict[str, str] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise ConfigError(f"chunker '{spec}': parameter '{pair}' must look like key=value")
-        key, value = pair.split("=", 1)
-        params[key.strip()] = value.strip()
-    return name, params
-
-
-def _convert(value: str, kind: Any, where: str) -> Any:
-    text = str(kind)
-    if value.lower() in ("none", "null", "off") and "None" in text:
-        return None
-    try:
-        if "bool" in text:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if "int" in text:
-            return int(value)
-        if "float" in text:
-            return float(value)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: '{value}' is not a valid {text}") from exc
-    return value
-
-
-def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
-    """Build a chunker from its spec string, checking names, parameter types and values. With a context, the
-    services the chunker needs must be in it; without one, the chunker can be inspected (spec, needs,
-    parameters) but not run, which is how callers check specs before building any service."""
-    cls = chunker_class(spec)
-    name, raw = parse_spec(spec)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    kwargs: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in fields:
-            raise ConfigError(f"chunker '{name}' has no parameter '{key}' (has: {', '.join(fields) or 'none'})")
-        kwargs[key] = _convert(value, fields[key].type, f"{name}:{key}")
-    chunker = cls(**kwargs)
-    chunker.context = context or ChunkerContext()
-    for need in chunker.needs if context is not None else ():
-        if getattr(chunker.context, need) is None:
-            raise ConfigError(f"chunker '{name}' needs {NEED_NAMES.get(need, need)}, and none is configured")
-    if isinstance(chunker, MetadataPrefix):
-        chunker.check_prefix()
-    if isinstance(chunker, TitleRouting):
-        chunker.check_retrieval()
-    chunker.validate()
-    return chunker
 
 
 def build_chunks(doc: Document, spans: Sequence[tuple[int, int]], token_counts: Sequence[int] | None = None,

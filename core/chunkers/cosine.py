@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunking
 
 
 @register

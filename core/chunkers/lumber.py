@@ -10,11 +10,13 @@ import re
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
 from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import ChatRequest, LLMError
+from core.model import Chunking
 
 LUMBER_PROMPT = """You will read a document split into numbered paragraphs ("ID n: ...").
 Find the first paragraph, after the first one, where the content clearly changes topic compared with the

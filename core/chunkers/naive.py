@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, register, token_window_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, token_window_chunks
+from core.chunkers.registry import register
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunking
 
 
 @register

@@ -16,10 +16,12 @@ import re
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, split_sized
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunking
 
 _HEADING_RE = re.compile(r"^(?:#{1,6}\s.*|[^\n]{1,80}(?<![.!?:;,。！？]))$")
 

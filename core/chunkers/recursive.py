@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunking
 
 
 @register

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunking
 
 
 @register

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, Chunking, MetadataPrefix, TitleRouting, build_chunks, register
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import register
 from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.model import Chunking
 
 
 @register

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import text as T
-from core.chunkers.base import make_chunker, report_fields
+from core.chunkers.registry import make_chunker
 from core.evaluation.collisions import top1_sources
+from core.evaluation.fields import report_fields
 from core.evaluation.metrics import Span
 from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
@@ -75,7 +76,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     for spec in specs:
         chunker = make_chunker(spec, context)
         uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
-        llm_service = services.chat if "chat" in chunker.needs else services.llm
+        llm_service = services.get("chat" if "chat" in chunker.needs else "llm")
         llm_before = _llm_totals(llm_service)
         if prior is not None and spec in prior:
             indexed = prior[spec]
@@ -114,7 +115,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "llm_calls": calls if uses_llm else 0,
             "llm_tokens_in": tokens_in if uses_llm else 0,
             "llm_tokens_out": tokens_out if uses_llm else 0,
-            "scorer": getattr(services.scorer, "label", None) if "scorer" in chunker.needs else None,
+            "scorer": getattr(services.get("scorer"), "label", None) if "scorer" in chunker.needs else None,
             **report_fields(data.documents, run),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
             "unread_share": unread_share(embedder, [c.embed_text for c in run.chunks]),

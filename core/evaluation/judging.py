@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from core.chunkers.base import Chunk
 from core.evaluation.metrics import Span, is_relevant
 from core.evaluation.pooling import is_judged
 from core.ingest.datasets import Question, in_stream
 from core.ingest.documents import Document
 from core.ingest.judged import JudgedQuestion, JudgedSet
+from core.model import Chunk
 from core.text import sentences
 
 Verdict = Literal["answers", "does not answer", "not judged"]

@@ -11,20 +11,9 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from core.spans import Interval, Span, overlap, subtract, total, union
 
-class Span(NamedTuple):
-    doc_id: str
-    start: int
-    end: int
-
-
-Interval = tuple[int, int]
-
-
-def overlap(a: Span, b: Span) -> int:
-    if a.doc_id != b.doc_id:
-        return 0
-    return max(0, min(a.end, b.end) - max(a.start, b.start))
+__all__ = ["Interval", "Span", "overlap", "subtract", "total", "union"]  # the span model, where it lived before
 
 
 def is_relevant(chunk: Span, ref: Span) -> bool:
@@ -65,33 +54,6 @@ def recall_at_k(retrieved: Sequence[Span], refs: Sequence[Span], k: int) -> floa
         return 0.0
     top = retrieved[:k]
     return sum(1 for r in refs if any(is_relevant(c, r) for c in top)) / len(refs)
-
-
-def union(intervals: Iterable[Interval]) -> list[Interval]:
-    merged: list[Interval] = []
-    for s, e in sorted(intervals):
-        if merged and s <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
-        else:
-            merged.append((s, e))
-    return merged
-
-
-def total(intervals: Iterable[Interval]) -> int:
-    return sum(e - s for s, e in intervals)
-
-
-def subtract(intervals: Iterable[Interval], cut: Interval) -> list[Interval]:
-    out: list[Interval] = []
-    for s, e in intervals:
-        if e <= cut[0] or s >= cut[1]:
-            out.append((s, e))
-            continue
-        if s < cut[0]:
-            out.append((s, cut[0]))
-        if e > cut[1]:
-            out.append((cut[1], e))
-    return out
 
 
 class SpanScores(NamedTuple):

@@ -110,7 +110,7 @@ _stem_lock = threading.Lock()  # a PyStemmer object is not safe to share between
 def _stop_words() -> frozenset[str]:
     """YAKE's English stop words (the list CHOP's extractor uses): it holds the question words, so "what" and
     "how" never count as copied."""
-    from core.methods.chop.extract import stopwords
+    from core.text import stopwords
 
     return stopwords()
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DatasetError
-from core.evaluation.metrics import Span
 from core.ingest.documents import Document, join_documents
 from core.jsonio import loads_checked
+from core.spans import Span
 
 #: the largest corpus.jsonl or questions.jsonl an upload may be: over ten times the largest set we know (chroma_eval's
 #: corpus, 1.5 MB). Every line is parsed into memory, with the documents' text, before the set is checked.

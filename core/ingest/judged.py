@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DatasetError
-from core.evaluation.metrics import Span, subtract, union
 from core.ingest.datasets import Question, corpus_documents, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
 from core.jsonio import loads_checked
+from core.spans import Span, subtract, union
 from core.storage import write_atomically
 
 QID_PREFIX = "mine-"

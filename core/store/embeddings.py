@@ -344,22 +344,3 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[k] for k in keys])
-
-
-def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "truncate", cache_dir: Path | None = None,
-                  base_url: str | None = None, api_key: str | None = None) -> Embedder:
-    """`spec` is `bundled:minilm-fp32` (all-MiniLM-L6-v2 on onnxruntime), `bundled:minilm-int8` (the same model
-    computing in int8), `bundled:all-MiniLM-L6-v2` (the same on torch, sentence-transformers), a local folder, a
-    Hugging Face id, or `openai:<model>`."""
-    inner: Embedder
-    if spec in (BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8):
-        from core.store.onnx_embedder import OnnxMiniLMEmbedder
-
-        inner = OnnxMiniLMEmbedder(long_text=long_text, precision="fp32" if spec == BUNDLED_MINILM_FP32 else "int8")
-    elif spec.startswith("openai:"):
-        inner = OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
-    else:
-        inner = SentenceTransformerEmbedder(spec, long_text=long_text)
-    if cache_dir is None:
-        return inner
-    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"))

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from core.chunkers.base import Chunk
 from core.errors import ChunkLensError, ConfigError, StoreError
+from core.model import Chunk
 
 QUERY_BATCH = 64
 

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.chunkers.base import Chunk
+from core.model import Chunk
 from core.storage import new_folder
 
 TOKENIZER_VERSION = "t2"  # bump when `lexical_tokens` changes what it returns

@@ -27,8 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from core import text as T
-from core.chunkers.base import Chunk
 from core.errors import ChunkLensError, ConfigError
+from core.model import Chunk
 from core.store.embeddings import Embedder
 from core.urls import redact_url
 

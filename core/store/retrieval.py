@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from core.chunkers.base import Chunk
 from core.errors import ConfigError
+from core.model import Chunk, RetrievalPolicy
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore
 from core.store.lexical import TOKENIZER_VERSION, LexicalIndex
@@ -115,34 +115,6 @@ class Hit:
     lexical_score: float | None = None  # BM25
     first_rank: int | None = None  # with a reranker: the rank before it re-ordered the hits
     rerank_score: float | None = None  # with a reranker: its score
-
-
-class RetrievalPolicy(Protocol):
-    """A method's tag-aware search (see the module docstring). Tags are JSON-safe dicts; a chunk's filter value is
-    what the store holds under `store_field` for it ("" when it has none)."""
-
-    mode: str  # "filter" | "boost"
-    boost: float
-    pool: int  # candidates a boost re-ranks (at least)
-    store_field: str
-    label: str  # what the app calls the question's tags: "question CNM", "title routing"
-
-    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Each question's tags; `values` are the filter values the searched chunks carry."""
-        ...
-
-    def chunk_value(self, chunk: Chunk) -> str: ...
-
-    def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
-        """The chunk values a filter keeps for a question with these tags ([] = search unfiltered), and what was
-        applied, for the app ("filter", "none (no model)", ...)."""
-        ...
-
-    def residual_query(self, query: str, tags: dict[str, Any]) -> str:
-        """What of the question the lexical side still searches for once the filter kept chunks for these tags."""
-        ...
-
-    def match(self, tags: dict[str, Any], chunk: Chunk) -> float: ...
 
 
 @dataclass

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunkers.base import Chunk
+from core.model import Chunk
 from core.product_names import VARIANT_WORDS, models_match
 
 #: what routing applied when it could not route, as the app and the bench report show it

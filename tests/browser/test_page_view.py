@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.chunkers.base import make_chunker
+from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_file
 from core.pageview import load_page, place_chunks
 from tests.browser.test_browser import SHOTS, nav

@@ -19,10 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunk, register_report_fields
+from core.evaluation.fields import register_report_fields
 from core.ingest.documents import Document
 from core.methods.chop.cnm import PROMPT_EXAMPLE_MODELS
 from core.methods.chop.rules import models_match
+from core.model import Chunk
 from core.pipeline import ChunkRun
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from core.chunkers.base import describe_need
 from core.errors import ConfigError
 from core.keys import KeyRing
 from core.llm.factory import make_chat_client
@@ -19,6 +20,8 @@ from core.settings import Settings
 from core.workspace import Workspace
 
 LLM_KINDS = ("rule", "extract", "local", "llamacpp", "openai")
+
+describe_need("llm", "a CNM backend (an LLM)")
 
 
 def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None,

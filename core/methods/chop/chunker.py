@@ -16,12 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunkers.base import Chunk, Chunker, Chunking, register, token_window_chunks
+from core.chunkers.base import Chunker, token_window_chunks
+from core.chunkers.registry import register
 from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import LLMError
-from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.cnm import CNM, CnmResult, DecisionResult, cnm_backend_of
 from core.methods.chop.policy import CnmPolicy, store_metadata
+from core.model import Chunk, Chunking
 from core.store.routing import TitleRoute
 
 
@@ -71,11 +73,11 @@ class ChopChunker(Chunker):
     def prepare(self, docs: Sequence[Document]) -> None:
         """A backend that learns the library (`extract`) reads it once, before the first document is chunked, into
         a copy of its own for this chunker: the services' backend is shared by every session and stays as it is."""
-        learned = getattr(self.context.llm, "learned", None)
+        learned = getattr(cnm_backend_of(self.context), "learned", None)
         self._learned = learned(docs) if learned is not None else None
 
     def _backend(self) -> Any:
-        return getattr(self, "_learned", None) or self.context.llm
+        return getattr(self, "_learned", None) or cnm_backend_of(self.context)
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)

@@ -267,6 +267,12 @@ class CnmBackend(Protocol):
                progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]: ...
 
 
+
+
+def cnm_backend_of(context: Any) -> CnmBackend:
+    """The run's CNM backend (the need "llm" of a `ChunkerContext`, or of `Services`)."""
+    return context.get("llm")
+
 class PromptedCnm:
     """CNM extraction and continuity decisions by prompting a chat backend (METHODS.md, CHOP)."""
 

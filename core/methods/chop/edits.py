@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import Chunk
 from core.errors import ChunkLensError
 from core.jsonio import loads_checked
 from core.methods.chop.chunker import prefix_text
 from core.methods.chop.cnm import CNM
+from core.model import Chunk
 from core.storage import locked, write_atomically
 
 

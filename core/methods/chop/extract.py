@@ -45,8 +45,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -54,6 +52,7 @@ import numpy as np
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
 from core.methods.chop.rules import VARIANT_WORDS, model_candidates, models_match, normalise_model
+from core.text import stopwords
 
 #: words that name a kind of document, not a product: dropped from titles (see docs/METHODS.md)
 DOCUMENT_WORDS = frozenset((
@@ -90,13 +89,6 @@ _DESCRIBED = re.compile(r"(?:^|[):,;]\s*|\b(?:is|as)\s+)(?:(?:an?|the)\s+)?"
                         r"((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)\s+(?:for|that|which|to)\b",
                         re.IGNORECASE | re.MULTILINE)
 _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
-
-
-@lru_cache(maxsize=1)
-def stopwords() -> frozenset[str]:
-    """YAKE's English stop words (575 words, shipped inside the `yake` package)."""
-    text = resources.files("yake.core").joinpath("StopwordsList/stopwords_en.txt").read_text(encoding="utf-8")
-    return frozenset(w.strip().lower() for w in text.split() if w.strip())
 
 
 def _norm_line(line: str) -> str:

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunkers.base import Chunk
 from core.methods.chop.rules import models_match
+from core.model import Chunk
 
 #: the store metadata key of a chunk's CNM model (written by `store_metadata`, used by the filter)
 STORE_FIELD = "cnm_model"

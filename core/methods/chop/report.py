@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.chunkers.base import register_report_fields
+from core.evaluation.fields import register_report_fields
 from core.ingest.documents import Document
 from core.methods.chop.continuity import BoundaryScores, score_boundaries
 from core.pipeline import ChunkRun

@@ -17,20 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import text as T
-from core.chunkers.base import (
-    Chunk,
-    Chunker,
-    Chunking,
-    MetadataPrefix,
-    TitleRouting,
-    build_chunks,
-    chunker_class,
-    make_chunker,
-    register,
-)
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.registry import chunker_class, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.errors import ConfigError
 from core.ingest.documents import Document
+from core.methods.lgmgc.scoring import scorer_of
+from core.model import Chunk, Chunking
 from core.tokens import count_tokens_many
 
 
@@ -109,7 +102,7 @@ class LogitsGuidedChunker(MetadataPrefix, TitleRouting, Chunker):
             raise ConfigError(f"{self.name}: need theta >= 2 and 0 <= min_words < theta")
 
     def chunk(self, doc: Document) -> Chunking:
-        scorer = self.context.scorer
+        scorer = scorer_of(self.context)
         before, started = scorer.forward_passes, time.perf_counter()
         spans, windows = logits_guided_spans(doc.text, scorer, self.theta, self.min_words)
         seconds = time.perf_counter() - started

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.chunkers.base import register_report_fields
+from core.evaluation.fields import register_report_fields
 from core.ingest.documents import Document
 from core.methods.lgmgc.chunker import split_statistics
 from core.pipeline import ChunkRun

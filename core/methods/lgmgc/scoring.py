@@ -58,6 +58,12 @@ class NextTokenScorer(Protocol):
     def score(self, text: str, positions: Sequence[int]) -> ScoredWindow: ...
 
 
+
+
+def scorer_of(context: Any) -> NextTokenScorer:
+    """The run's next-token scorer (the need "scorer" of a `ChunkerContext`, or of `Services`)."""
+    return context.get("scorer")
+
 SCORER_ENGINES = ("transformers", "llamacpp")
 
 
