@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import charts, state
 from components.html import md_escape
+from components.progress import progress_status
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
@@ -23,12 +24,8 @@ def render() -> None:
         services = state.services()
         if services is None:
             return
-        with st.status("Running the demo…", expanded=True) as status:
-            bar = st.progress(0.0)
-
-            def progress(name: str, done: int, total: int) -> None:
-                bar.progress(done / max(total, 1), text=f"{name} ({done}/{total} chunkers)")
-
+        with progress_status("Running the demo…", lambda name, done, total: f"{name} ({done}/{total} chunkers)") as (
+                status, progress):
             try:
                 st.session_state["demo"] = guided_demo(services, state.retrieval(), progress)
             except ChunkLensError as exc:

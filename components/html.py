@@ -85,12 +85,6 @@ def marked_text_html(text: str, marks: Sequence[tuple[int, int]], max_chars: int
     return "".join(out)
 
 
-def cnm_sources_text(sources: dict | None) -> str:
-    """Where each part of a tag came from, for a person checking it: "model: title · category: description"."""
-    sources = sources or {}
-    return " · ".join(f"{part}: {sources[part]}" for part in ("category", "nouns", "model") if sources.get(part))
-
-
 def cnm_badges_html(cnm: dict | None, source: str | None = None, sources: dict | None = None) -> str:
     """Category / nouns / model as small badges; inherited tags are drawn outlined, extracted ones filled. With
     `sources` (`meta["cnm_sources"]`) each badge says where its part came from, on hover and in small print."""

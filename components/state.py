@@ -14,6 +14,7 @@ from components.html import md_escape
 from core.errors import ChunkLensError, ConfigError, StoreError
 from core.ingest.library import Library, new_library_id, valid_library_id
 from core.keys import KeyRing
+from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
 from core.services import Services, build_services
 from core.settings import Settings, load_choices, load_settings_checked, session_settings, settings_path
@@ -161,10 +162,9 @@ def corpus() -> Corpus:
 
 
 def corpus_key(c: Corpus) -> str:
-    h = hashlib.sha256(settings().model_dump_json(exclude=_NOT_SERVICES).encode())
-    for d in c.documents:
-        h.update(f"{d.doc_id}:{d.fingerprint}".encode())
-    return h.hexdigest()[:16]
+    """This corpus under these service settings: a session's runs are kept for exactly this key."""
+    services = settings().model_dump_json(exclude=_NOT_SERVICES)
+    return hashlib.sha256(f"{services}|{corpus_fingerprint(c.documents)}".encode()).hexdigest()[:16]
 
 
 def runs(c: Corpus) -> dict:

@@ -22,13 +22,12 @@ EXIT_USAGE = 2
 
 
 def _ks(text: str) -> list[int]:
+    from core.settings import parse_ks
+
     try:
-        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+        return parse_ks(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--k takes integers like 1,3,5 (got '{text}')") from exc
-    if not ks or ks[0] < 1:
-        raise argparse.ArgumentTypeError("--k values must be >= 1")
-    return ks
+        raise argparse.ArgumentTypeError(f"--k takes integers >= 1 like 1,3,5 (got '{text}')") from exc
 
 
 def _specs(text: str) -> list[str]:
@@ -190,11 +189,11 @@ def settings_from_flags(args: argparse.Namespace):
     from pydantic import ValidationError
 
     from core.errors import ConfigError
-    from core.settings import Settings, retrieval_from_flags
+    from core.settings import Settings, parse_host_port, retrieval_from_flags
     retrieval = retrieval_from_flags(getattr(args, "retrieval", None), getattr(args, "fusion", None),
                                      getattr(args, "lexical_weight", None))
     chroma = getattr(args, "chroma", None) or ""
-    if chroma and not (chroma.rpartition(":")[0] and chroma.rpartition(":")[2].isdigit()):
+    if chroma and parse_host_port(chroma) is None:
         raise ChunkLensError(f"--chroma wants HOST:PORT, got '{chroma}'")
     values = {"embedder": args.embedder or Settings.model_fields["embedder"].default,
               "embedder_base_url": getattr(args, "embedder_base_url", None) or "", "long_text": args.long_text,

@@ -71,10 +71,21 @@ class Settings(BaseModel):
                                  rerank_depth=self.rerank_depth, rerank_weight=self.rerank_weight)
 
     def chroma_address(self) -> tuple[str, int] | None:
-        if not self.chroma_server.strip():
-            return None
-        host, _, port = self.chroma_server.strip().rpartition(":")
-        return (host, int(port)) if host and port.isdigit() else None
+        return parse_host_port(self.chroma_server)
+
+
+def parse_host_port(text: str) -> tuple[str, int] | None:
+    """`host:port` as (host, port); None for an empty text or one of another shape."""
+    host, _, port = text.strip().rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else None
+
+
+def parse_ks(text: str) -> list[int]:
+    """Comma-separated cut-offs ("1,3,5") as sorted distinct integers; ValueError unless all are >= 1."""
+    ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    if not ks or ks[0] < 1:
+        raise ValueError("k values must be >= 1")
+    return ks
 
 
 #: the operator's fields (core.server_config.ServerConfig names the same ones)

@@ -9,10 +9,12 @@ import streamlit as st
 
 from components import charts, judged_panel, state
 from components.html import md_escape
+from components.progress import progress_status
 from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
 from core.ingest.datasets import MAX_QA_BYTES
 from core.report_html import render_html
+from core.settings import parse_ks
 from core.uploads import limit_mb, read_upload
 from core.workbench import DEFAULT_SPECS, benchmark
 
@@ -80,19 +82,13 @@ n_answers = c3.number_input("Answer the first N questions (0: off)", 0, len(data
                             help="The chat model answers from each chunker's top 3; token F1 and ROUGE-L against "
                                  "the reference answers. Slow with the local model; answers are cached.")
 try:
-    ks = sorted({int(x) for x in ks_text.split(",") if x.strip()})
-    assert ks and ks[0] >= 1
-except (ValueError, AssertionError):
+    ks = parse_ks(ks_text)
+except ValueError:
     st.error("k values are positive integers separated by commas, e.g. 1,3,5,10")
     st.stop()
 
 if st.button("Run benchmark", type="primary", disabled=not specs):
-    with st.status("Benchmarking…", expanded=True) as status:
-        bar = st.progress(0.0)
-
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.progress(done / max(total, 1), text=stage)
-
+    with progress_status("Benchmarking…") as (status, progress):
         try:
             report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers))
             st.session_state["bench_report"] = report

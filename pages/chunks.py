@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import charts, page_view, state, traces
 from components.html import chunk_spans_html, md_escape
+from components.progress import progress_status
 from core.chunkers.registry import available
 from core.errors import ChunkLensError
 from core.export import records, to_csv, to_jsonl
@@ -32,12 +33,8 @@ specs = list(dict.fromkeys(chosen + [s.strip() for s in extra.split(",") if s.st
 st.session_state["specs"] = specs
 
 if st.button("Run chunkers", type="primary", disabled=not specs):
-    with st.status("Chunking and indexing…", expanded=True) as status:
-        bar = st.progress(0.0)
-
-        def progress(name: str, done: int, total: int) -> None:
-            bar.progress(done / max(total, 1), text=f"{name} ({done}/{total})")
-
+    with progress_status("Chunking and indexing…", lambda name, done, total: f"{name} ({done}/{total})") as (
+            status, progress):
         try:
             results = run_chunkers(services, corpus, specs, progress)
         except ChunkLensError as exc:

@@ -10,9 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from components import confirm, state
-from components.html import cnm_sources_text, md_escape
+from components.html import md_escape
 from core.errors import ChunkLensError
-from core.methods.chop.edits import CnmEdit, EditLog, export_tags
+from core.methods.chop.edits import CnmEdit, EditLog, edits_from_rows, export_tags, inspector_rows
 from core.pipeline import run_key
 from core.uploads import limit_mb, read_upload
 from core.workbench import (
@@ -60,13 +60,7 @@ if accuracy is not None:
     st.markdown(f"**Tags against the gold tags** ({accuracy.chunks} chunks): category {pct(accuracy.category_accuracy)}"
                 f" · model {pct(accuracy.model_accuracy)} · empty {pct(accuracy.empty_rate)}")
 golds = gold_tags(corpus, chunks)
-rows = [{"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
-         "category": (c.meta.get("cnm") or {}).get("category") or "",
-         "nouns": ", ".join((c.meta.get("cnm") or {}).get("nouns") or []),
-         "model": (c.meta.get("cnm") or {}).get("model") or "", "source": c.meta.get("cnm_source"),
-         "tag from": cnm_sources_text(c.meta.get("cnm_sources")),
-         "gold model": (g or {}).get("model") or "",
-         "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]} for c, g in zip(chunks, golds)]
+rows = inspector_rows(chunks, golds)
 frame = pd.DataFrame(rows)
 st.caption("Edit category, nouns or model (the whole run of continuing chunks takes the tag), or tick / untick "
            "'continues' to flip a decision. Then apply.")
@@ -80,21 +74,6 @@ changed_frame = st.data_editor(
                    "reason": st.column_config.TextColumn("reason", help="the signal behind the decision: a new "
                                                          "title, a tag change, unrelated text")},
 )
-
-
-def edits_from(before: pd.DataFrame, after: pd.DataFrame) -> list[CnmEdit]:
-    out = []
-    for (_, b), (_, a), c in zip(before.iterrows(), after.iterrows(), chunks):
-        edit = CnmEdit(c.chunk_id)
-        if (a["category"], a["nouns"], a["model"]) != (b["category"], b["nouns"], b["model"]):
-            edit.cnm = {"category": a["category"] or None, "model": a["model"] or None,
-                        "nouns": [n.strip() for n in str(a["nouns"]).split(",") if n.strip()],
-                        "confidence": 1.0}
-        if c.meta.get("continuity") is not None and bool(a["continues"]) != bool(b["continues"]):
-            edit.continuity = bool(a["continues"])
-        if edit.cnm is not None or edit.continuity is not None:
-            out.append(edit)
-    return out
 
 
 def show_effect(new_result, changed: int, applied: list[CnmEdit]) -> None:
@@ -111,7 +90,7 @@ def show_effect(new_result, changed: int, applied: list[CnmEdit]) -> None:
                      hide_index=True, width="stretch")
 
 
-edits = edits_from(frame, changed_frame)
+edits = edits_from_rows(chunks, rows, changed_frame.to_dict("records"))
 if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
     try:
         new_result, changed = apply_cnm_edits(services, corpus, current, edits)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import charts, judging, state
 from components.html import hit_card_html, md_escape, query_tags_html, retrieval_text
+from components.progress import progress_status
 from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
 from core.evaluation.judging import corpus_question, record_judgment, verdict
@@ -140,13 +141,9 @@ with st.expander(f"Answers from each chunker's top 3 ({md_escape(chat_label)})",
         st.warning("Answering was cancelled. The answers that had finished are cached: generating again asks "
                    "only for the rest.")
     if st.button("Generate the answers"):
-        with st.status("Generating answers…", expanded=True) as status:
+        with progress_status("Generating answers…", lambda _, done, total: f"{done}/{total} answers") as (
+                status, on_answer):
             st.button("Cancel", help="Stops after the answers in progress; they and all finished ones are cached")
-            bar = st.progress(0.0)
-
-            def on_answer(_: str, done: int, total: int) -> None:
-                bar.progress(done / max(total, 1), text=f"{done}/{total} answers")
-
             st.session_state["answering"] = True
             try:
                 shown["generated"] = answer_each(services, answers, shown["question"], gold, 3, on_answer)

@@ -98,3 +98,27 @@ def test_a_damaged_edit_log_is_kept_aside_reported_and_not_overwritten(tmp_path)
     again = EditLog(tmp_path / "cnm_edits")
     assert [[e.chunk_id for e in b] for b in again.batches(key)] == [["d#2"], ["d#3"]] and again.problems == []
     assert kept.read_bytes() == bad and again.run_keys() == [key]
+
+
+def test_the_inspectors_rows_read_back_as_exactly_the_edits_made_in_them():
+    import copy
+
+    from core.chunkers.base import ChunkerContext
+    from core.chunkers.registry import make_chunker
+    from core.ingest.documents import join_documents
+    from core.methods.chop.edits import edits_from_rows, inspector_rows
+
+    docs = load_dataset(sample_folder()).documents[:2]
+    chunks = make_chunker("chop", ChunkerContext(llm=RuleCnm())).chunk(join_documents(docs)).chunks
+    rows = inspector_rows(chunks, [None] * len(chunks))
+    assert [r["chunk"] for r in rows] == [c.chunk_id for c in chunks] and rows[0]["continues"] is None
+    assert edits_from_rows(chunks, rows, copy.deepcopy(rows)) == []
+    after = copy.deepcopy(rows)
+    after[2]["model"], after[2]["nouns"] = "X9", "filter,  remote ,"
+    after[0]["continues"] = True  # the first chunk has no decision to flip
+    after[3]["continues"] = not rows[3]["continues"]
+    edits = edits_from_rows(chunks, rows, after)
+    assert [(e.chunk_id, e.continuity) for e in edits] == [(chunks[2].chunk_id, None),
+                                                           (chunks[3].chunk_id, not rows[3]["continues"])]
+    assert edits[0].cnm == {"category": rows[2]["category"] or None, "model": "X9", "nouns": ["filter", "remote"],
+                            "confidence": 1.0}

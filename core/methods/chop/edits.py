@@ -12,7 +12,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,43 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
             c.prefix = prefix_text(CNM.model_validate(run_cnm[start]))
     changed = sum(1 for c, old in zip(out, before) if c.embed_text != old)
     return out, changed
+
+
+def sources_text(sources: Mapping[str, str] | None) -> str:
+    """Where each part of a tag came from, for a person checking it: "model: title · category: description"."""
+    sources = sources or {}
+    return " · ".join(f"{part}: {sources[part]}" for part in ("category", "nouns", "model") if sources.get(part))
+
+
+def inspector_rows(chunks: Sequence[Chunk], golds: Sequence[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
+    """One row per CHOP chunk for the CNM inspector's table: its tag (nouns joined by ", "), its decision, where
+    the tag came from, the gold model and the start of its text. `edits_from_rows` reads the edited rows back."""
+    rows = []
+    for c, g in zip(chunks, golds, strict=True):
+        cnm = c.meta.get("cnm") or {}
+        rows.append({"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
+                     "category": cnm.get("category") or "", "nouns": ", ".join(cnm.get("nouns") or []),
+                     "model": cnm.get("model") or "", "source": c.meta.get("cnm_source"),
+                     "tag from": sources_text(c.meta.get("cnm_sources")), "gold model": (g or {}).get("model") or "",
+                     "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]})
+    return rows
+
+
+def edits_from_rows(chunks: Sequence[Chunk], before: Sequence[Mapping[str, Any]],
+                    after: Sequence[Mapping[str, Any]]) -> list[CnmEdit]:
+    """The edits a person made in the inspector's table: a changed category, nouns or model sets the chunk's tag
+    (with confidence 1), a flipped "continues" its decision (the first chunk has none to flip)."""
+    out = []
+    for b, a, c in zip(before, after, chunks, strict=True):
+        edit = CnmEdit(c.chunk_id)
+        if (a["category"], a["nouns"], a["model"]) != (b["category"], b["nouns"], b["model"]):
+            edit.cnm = {"category": a["category"] or None, "model": a["model"] or None,
+                        "nouns": [n.strip() for n in str(a["nouns"]).split(",") if n.strip()], "confidence": 1.0}
+        if c.meta.get("continuity") is not None and bool(a["continues"]) != bool(b["continues"]):
+            edit.continuity = bool(a["continues"])
+        if edit.cnm is not None or edit.continuity is not None:
+            out.append(edit)
+    return out
 
 
 def export_tags(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
