@@ -46,6 +46,9 @@ class ChunkRun:
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     from_cache: bool = False
+    #: the chunker that made the run (prepared on its documents), carried so that what follows (its store
+    #: metadata, its retrieval policy) need not build it again from the spec; None for a run made by hand
+    chunker: Chunker | None = field(default=None, repr=False, compare=False)
 
     def parents(self) -> list[Chunk]:
         """The chunks retrieval returns and evaluation scores (all of them, unless the run has children)."""
@@ -78,7 +81,8 @@ def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) 
         data = json.loads(cache_file.read_text(encoding="utf-8"))
         chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
         check_spans(chunks, docs)
-        return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started, True)
+        return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started, True,
+                        chunker)
     except (ValueError, KeyError, TypeError, RecursionError, SpanMismatch):
         cache_file.unlink(missing_ok=True)  # a damaged or stale cache entry is recomputed, never trusted
         return None
@@ -102,7 +106,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
         if progress:
             progress(f"chunk {chunker.name}", i + 1, len(docs))
     check_spans(chunks, docs)  # a chunker that breaks the span contract fails here, before anything is cached
-    run = ChunkRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started)
+    run = ChunkRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started, chunker=chunker)
     if cache_file:
         # a temporary name of its own: sessions caching the same run at once never share (or tear) one file
         write_atomically(cache_file, json.dumps({"chunks": [c.to_dict() for c in chunks], "traces": traces}))
@@ -161,7 +165,7 @@ def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, st
     description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
     store.build(name, units, vectors, description,
                 (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None,
-                chunker_class(run.spec).store_metadata)
+                (run.chunker or chunker_class(run.spec)).store_metadata)
     return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts), computed)
 
 

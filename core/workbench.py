@@ -427,7 +427,7 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     assert result.run is not None
     chunks, changed = apply_edits(result.run.chunks, edits, cnm_backend_of(services))
     identity = f"{result.run.identity}:edits={edits_digest(edits)}"
-    run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False)
+    run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False, result.run.chunker)
     started = time.perf_counter()
     indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
     return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started,
