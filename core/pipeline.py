@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunker
-from core.chunkers.registry import chunker_class
 from core.ingest.documents import Document
 from core.model import Chunk, SpanMismatch, check_spans
 from core.spans import Span
@@ -165,7 +164,7 @@ def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, st
     description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
     store.build(name, units, vectors, description,
                 (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None,
-                (run.chunker or chunker_class(run.spec)).store_metadata)
+                (run.chunker or Chunker).store_metadata)  # a run made by hand has none: no metadata
     return IndexedRun(run, name, t1 - t0, time.perf_counter() - t1, False, len(texts), computed)
 
 
