@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import zlib
+from pathlib import Path
+
+SAMPLE_MANUALS = Path(__file__).resolve().parent.parent / "sample_data" / "manuals"
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -23,6 +26,12 @@ def make_pdf(pages: list[str]) -> bytes:
         objects.append(_stream(b"", stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     return assemble_pdf(objects)
+
+
+def sample_manual_pdf(name: str) -> bytes:
+    """A sample manual (sample_data/manuals/NAME) as a PDF, one paragraph per page (headings left out)."""
+    text = (SAMPLE_MANUALS / name).read_text(encoding="utf-8")
+    return make_pdf([" ".join(p.split()) for p in text.split("\n\n") if p.strip() and not p.lstrip().startswith("#")])
 
 
 def make_repeating_pdf(pages: int, line: str, repeats: int) -> bytes:

@@ -17,16 +17,10 @@ from core.services import build_services
 from core.settings import Settings
 from core.workspace import Workspace
 from tests.conftest import ROOT
-from tests.pdfs import make_pdf
+from tests.pdfs import sample_manual_pdf
 from tests.test_app import FAST_SPECS, click
 
 QUESTION = "How often should I clean the air filters?"
-
-
-def _manual_pdf(name: str) -> bytes:
-    """A sample manual as a PDF, one paragraph per page."""
-    text = (ROOT / "sample_data" / "manuals" / name).read_text(encoding="utf-8")
-    return make_pdf([" ".join(p.split()) for p in text.split("\n\n") if p.strip() and not p.lstrip().startswith("#")])
 
 
 @pytest.fixture()
@@ -38,7 +32,8 @@ def pdf_app(tmp_path, monkeypatch):
     at.run()
     lib_id = at.query_params["lib"]
     lib = Library(Workspace.open(ws).uploads, lib_id[0] if isinstance(lib_id, list) else lib_id)
-    added = lib.add([("aircon <225B>.pdf", _manual_pdf("aircon-225B.md")), ("fan-F30.pdf", _manual_pdf("fan-F30.md"))])
+    added = lib.add([("aircon <225B>.pdf", sample_manual_pdf("aircon-225B.md")),
+                     ("fan-F30.pdf", sample_manual_pdf("fan-F30.md"))])
     assert len(added.added) == 2 and not added.errors
     at.switch_page("pages/chunks.py").run()
     at = click(at, "Run chunkers")

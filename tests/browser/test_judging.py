@@ -16,20 +16,13 @@ import pytest
 from core.workbench import DEFAULT_SPECS
 from tests.browser.test_browser import SHOTS, nav
 from tests.conftest import ROOT
-from tests.pdfs import make_pdf
+from tests.pdfs import sample_manual_pdf
 
 pytestmark = pytest.mark.slow
 
 #: (question, words of the sentence that answers it) in the uploaded manuals
 QUESTIONS = [("How often should I clean the air filters?", "Clean the air filters every 2 weeks"),
              ("Which battery does the fan's remote control take?", "CR2025")]
-
-
-def _manual_pdf(name: str) -> bytes:
-    """A sample manual as a PDF, one paragraph per page (headings left out)."""
-    text = (ROOT / "sample_data" / "manuals" / name).read_text(encoding="utf-8")
-    paragraphs = [" ".join(p.split()) for p in text.split("\n\n") if p.strip() and not p.lstrip().startswith("#")]
-    return make_pdf(paragraphs)
 
 
 def _judge(page, question: str, evidence: str) -> dict[str, float]:
@@ -63,8 +56,8 @@ def test_judged_hits_give_metrics_on_uploaded_pdfs_and_survive_a_reload(app_url,
     page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
     nav(page, "Documents")
     page.locator("input[type=file][multiple]").set_input_files(files=[
-        {"name": "aircon-225B.pdf", "mimeType": "application/pdf", "buffer": _manual_pdf("aircon-225B.md")},
-        {"name": "fan-F30.pdf", "mimeType": "application/pdf", "buffer": _manual_pdf("fan-F30.md")}])
+        {"name": "aircon-225B.pdf", "mimeType": "application/pdf", "buffer": sample_manual_pdf("aircon-225B.md")},
+        {"name": "fan-F30.pdf", "mimeType": "application/pdf", "buffer": sample_manual_pdf("fan-F30.md")}])
     page.get_by_role("button", name="Add uploaded files").click()
     page.get_by_text("Added 2 document(s)").wait_for(timeout=120_000)
     nav(page, "Chunk & compare")
