@@ -10,8 +10,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 from core.evaluation.report import rerank_phrase
+from core.methods.chop.cnm import CNM
 from core.model import Chunk
-from core.store.retrieval import Hit
+from core.store.hits import Hit
 
 PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 OVERLAP_STYLE = "background: repeating-linear-gradient(45deg,#fca5a5,#fca5a5 4px,#fecaca 4px,#fecaca 8px);"
@@ -85,17 +86,16 @@ def marked_text_html(text: str, marks: Sequence[tuple[int, int]], max_chars: int
     return "".join(out)
 
 
-def cnm_badges_html(cnm: dict | None, source: str | None = None, sources: dict | None = None) -> str:
+def cnm_badges_html(cnm: CNM | None, source: str | None = None, sources: dict | None = None) -> str:
     """Category / nouns / model as small badges; inherited tags are drawn outlined, extracted ones filled. With
     `sources` (`meta["cnm_sources"]`) each badge says where its part came from, on hover and in small print."""
-    if not cnm:
+    if cnm is None:
         return ""
     filled = source != "inherited"
     style = ("background:#1e40af;color:white;" if filled else "border:1px solid #1e40af;color:#1e40af;")
     parts = []
-    for label, key, value in (("cat", "category", cnm.get("category")),
-                              ("nouns", "nouns", ", ".join(cnm.get("nouns") or []) or None),
-                              ("model", "model", cnm.get("model"))):
+    for label, key, value in (("cat", "category", cnm.category), ("nouns", "nouns", ", ".join(cnm.nouns) or None),
+                              ("model", "model", cnm.model)):
         if value:
             origin = (sources or {}).get(key)
             hover = f' title="from {esc(origin)}"' if origin else ""
@@ -114,8 +114,8 @@ def query_tags_html(query_tags) -> str:
     tags = query_tags.tags or {}
     titles = "".join(f'<span style="background:#047857;color:white;border-radius:6px;padding:1px 6px;'
                      f'margin-right:4px;font-size:0.75rem">title: {esc(t)}</span>' for t in tags.get("titles") or [])
-    return (f"<small>{esc(query_tags.label)} ({esc(query_tags.applied)}):</small> " + cnm_badges_html(tags)
-            + titles)
+    return (f"<small>{esc(query_tags.label)} ({esc(query_tags.applied)}):</small> "
+            + cnm_badges_html(CNM.model_validate(tags)) + titles)
 
 
 def hit_ranks_text(hit) -> str:

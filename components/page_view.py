@@ -12,6 +12,7 @@ from components.html import chunk_spans_html, cnm_badges_html, md_escape
 from core.ingest.datasets import Question
 from core.ingest.documents import Document
 from core.ingest.library import Library
+from core.methods.chop.cnm import CNM
 from core.model import Chunk
 from core.pageview import PageViewError, PlacedSpan, evidence_spans, load_page, place_chunks, place_spans, viewable
 from core.services import Services
@@ -89,7 +90,7 @@ def _chunk_card(doc: Document, source: Document, placed: PlacedSpan, services: S
     if chunk.prefix:
         st.markdown(f"Prefix ({chunk.prefix_place} the text): `{md_escape(chunk.prefix)}`")
     if meta.get("cnm"):
-        st.html(cnm_badges_html(meta.get("cnm"), meta.get("cnm_source"), meta.get("cnm_sources")))
+        st.html(cnm_badges_html(CNM.of(chunk), meta.get("cnm_source"), meta.get("cnm_sources")))
     if meta.get("continuity") is not None:
         st.markdown(f"Continuity: **{md_escape(str(meta['continuity']))}**"
                     + (f" ({md_escape(str(meta['continuity_reason']))})" if meta.get("continuity_reason") else ""))

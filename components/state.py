@@ -29,12 +29,14 @@ def through_app() -> None:
     some session runs app.py's `st.navigation`. So the first visitor after a start who opens a page's own address
     (/documents?lib=...) got that file run on its own, under Streamlit's generated navigation. A page that finds
     itself run that way switches the server to app.py's navigation and reruns, which lands on the same page
-    (matched by its url_path) the proper way. Streamlit offers no public switch for this, hence the class flag.
+    (matched by its url_path) the proper way. Streamlit (1.67) offers no public switch for this: its
+    `PagesManager` decides from `pages/` existing beside the entry file, and its advice is to rename the folder,
+    which the project's layout keeps. Hence the class flag, read defensively: a Streamlit without it skips this.
     AppTest resets that flag before every run and has no address (`st.context.url`), so there the page just runs.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory and st.context.url:
+    if getattr(PagesManager, "uses_pages_directory", None) and st.context.url:
         PagesManager.uses_pages_directory = False
         st.rerun()
 

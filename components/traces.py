@@ -14,6 +14,7 @@ from components import charts
 from components.html import chunk_spans_html, cnm_badges_html, esc, md_escape
 from core.ingest.documents import Document
 from core.methods.chop.accuracy import cnm_accuracy
+from core.methods.chop.cnm import CNM
 from core.methods.chop.continuity import judge_run
 from core.pipeline import ChunkRun
 
@@ -64,7 +65,7 @@ def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, 
             why = "" if decision is not False else \
                 f' <span style="font-size:0.75rem">{esc(c.meta.get("continuity_reason") or "")}</span>'
             st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code>{why} '
-                    f'{cnm_badges_html(c.meta.get("cnm"), c.meta.get("cnm_source"), c.meta.get("cnm_sources"))}'
+                    f'{cnm_badges_html(CNM.of(c), c.meta.get("cnm_source"), c.meta.get("cnm_sources"))}'
                     '</div>')
 
 

@@ -150,7 +150,8 @@ def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store
 
 def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
                  progress: ProgressFn | None) -> IndexedRun:
-    name = collection_name(corpus_fingerprint(docs), run.identity, embedder.key)
+    corpus = corpus_fingerprint(docs)
+    name = collection_name(corpus, run.identity, embedder.key)
     units = run.index_units()
     if store.has_complete(name, len(units)):
         return IndexedRun(run, name, 0.0, 0.0, True, 0)
@@ -161,7 +162,7 @@ def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, st
     computed_after = _computed(embedder)
     computed = len(texts) if computed_before is None or computed_after is None else computed_after - computed_before
     t1 = time.perf_counter()
-    description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus_fingerprint(docs)}
+    description = {"chunker": run.identity[:500], "embedder": embedder.key[:500], "corpus": corpus}
     store.build(name, units, vectors, description,
                 (lambda d, n: progress(f"index {run.spec}", d, n)) if progress else None,
                 (run.chunker or Chunker).store_metadata)  # a run made by hand has none: no metadata

@@ -36,8 +36,9 @@ from core.model import Chunk
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
 from core.services import Services
 from core.store.embeddings import read_extent, unread_share
+from core.store.hits import Hit, QueryTags
 from core.store.lexical import lexical_tokens
-from core.store.retrieval import Hit, QueryTags, RetrievalSettings, Retriever
+from core.store.retrieval import RetrievalSettings, Retriever
 from core.store.routing import document_titles
 
 DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
@@ -199,6 +200,7 @@ def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool) -> 
     try:
         chunker = make_chunker(spec, services.context())
         if cached_only:
+            chunker.prepare(corpus.documents)  # as `chunk_documents` does: its policy tags questions with it
             run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
         else:
             run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
@@ -237,9 +239,11 @@ def retriever_for(services: Services, result: ChunkerResult, retrieval: Retrieva
                   explain: bool = False) -> Retriever:
     """A new retriever over one indexed run (a dict over all its chunks, its retrieval policy: CHOP's CNM filter,
     title routing by the run's `titles`): per run, not per question, so `ask_all` keeps it in `run_query`.
-    `retrieval` defaults to the services' settings."""
+    The policy is the run's own chunker's, so questions are tagged by what tagged the chunks (as in a benchmark);
+    a run made by hand (no chunker) gets its spec's. `retrieval` defaults to the services' settings."""
     assert result.run is not None and result.indexed is not None
-    policy = make_chunker(result.spec, services.context()).retrieval_policy(result.titles)
+    chunker = result.run.chunker or make_chunker(result.spec, services.context())
+    policy = chunker.retrieval_policy(result.titles)
     settings = retrieval or services.settings.retrieval_settings()
     lexical = result.indexed.lexical
     if services.lexical is not None and (settings.uses_lexical or explain):
@@ -309,17 +313,16 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
         started = time.perf_counter()
         try:
             state = run_query(services, result, retrieval)
-            hits = state.retriever.search_vectors([question], vectors, k)[0]
+            [answer] = state.retriever.answers([question], vectors, k)
         except ChunkLensError as exc:
             out[spec] = QueryResult(spec, [], error=str(exc))
             continue
         score = None
         if gold is not None:
-            spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in hits]
+            spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in answer.hits]
             score = score_question(gold.qid, spans, gold.references, state.relevance().count(gold.references), [k],
                                    source_of)
-        tags = state.retriever.last_query_tags
-        out[spec] = QueryResult(spec, hits, score, tags[0] if tags else None, time.perf_counter() - started)
+        out[spec] = QueryResult(spec, answer.hits, score, answer.tags, time.perf_counter() - started)
     return out
 
 

@@ -207,10 +207,10 @@ def test_question_without_model_falls_back_to_plain_search(cached_minilm, worksp
     store = VectorStore(StoreSettings(path=workspace.chroma))
     idx = index_run(run, docs, cached_minilm, store)
     r = Retriever(store, idx.collection, run.chunks, cached_minilm, CnmPolicy("filter", RuleCnm()))
-    hits = r.search("226R: how often do I clean the filter?", 2)
-    assert [h.chunk.doc_id for h in hits] == ["b"] and r.last_query_tags[0].applied == "filter"
-    hits = r.search("how often do I clean the filter?", 2)
-    assert len(hits) == 2 and r.last_query_tags[0].applied.startswith("none")
+    answer = r.ask("226R: how often do I clean the filter?", 2)
+    assert [h.chunk.doc_id for h in answer.hits] == ["b"] and answer.tags.applied == "filter"
+    answer = r.ask("how often do I clean the filter?", 2)
+    assert len(answer.hits) == 2 and answer.tags.applied.startswith("none")
     boosted = Retriever(store, idx.collection, run.chunks, cached_minilm, CnmPolicy("boost", RuleCnm(), boost=0.5))
     top = boosted.search("226R: how often do I clean the filter?", 2)
     assert top[0].chunk.doc_id == "b" and top[0].tag_match == 1.0 and top[0].score == pytest.approx(

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from core.model import Chunk
+from core.store.fusion import fuse_rrf, fuse_weighted, minmax
 from core.store.lexical import MANIFEST, TOKENIZER_VERSION, LexicalIndex, LexicalStore, lexical_name, lexical_tokens
-from core.store.retrieval import RetrievalSettings, fuse_rrf, fuse_weighted, minmax
+from core.store.retrieval import RetrievalSettings
 
 
 def chunk(i: int, text: str, prefix: str = "") -> Chunk:

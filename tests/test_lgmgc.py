@@ -13,7 +13,7 @@ from core.chunkers.registry import make_chunker
 from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunk
-from core.store.retrieval import parents_by_best_child
+from core.store.hits import parents_by_best_child
 
 pytestmark = pytest.mark.slow
 

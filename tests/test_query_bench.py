@@ -93,7 +93,7 @@ def test_edited_tags_and_new_services_get_a_new_retriever(tmp_path):
     edited, _ = apply_cnm_edits(services, corpus, result, [CnmEdit(target.chunk_id, cnm={"model": "QN90A"})])
     after = ask_all(services, {"chop:retrieval=filter": edited}, "What does error 12 mean on the QN90A?", 2)
     assert edited.query_state is not None and edited.query_state is not state
-    assert "QN90A" in edited.query_state.retriever.chunk_values  # the edited tags, not the old ones
+    assert "QN90A" in edited.query_state.retriever.policy.chunk_values  # the edited tags, not the old ones
     assert after["chop:retrieval=filter"].query_tags.applied == "filter"
     assert [h.chunk.doc_id for h in after["chop:retrieval=filter"].hits] == ["tv"]  # only the run tagged QN90A
 

@@ -11,9 +11,10 @@ from core.ingest.documents import Document
 from core.methods.chop.policy import CnmPolicy
 from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
+from core.store.fusion import fuse_rrf, fuse_weighted
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
-from core.store.retrieval import RetrievalSettings, Retriever, fuse_rrf, fuse_weighted
+from core.store.retrieval import RetrievalSettings, Retriever
 from tests.chroma_server import chroma_server
 
 FILLER = ("The unit has an indoor part and an outdoor part. Keep the air inlet and the outlet free. "
@@ -100,12 +101,12 @@ def test_cnm_filter_and_boost_compose_with_every_mode(tmp_path, cached_minilm, m
     settings = RetrievalSettings(mode)
     filtered = Retriever(store, indexed.collection, run.chunks, cached_minilm, CnmPolicy("filter", RuleCnm()),
                          settings, indexed.lexical, explain=True)
-    hits = filtered.search("226R: what does error E4 mean?", 5)
-    assert hits and all(h.chunk.meta["cnm"]["model"] == "226R" for h in hits)
-    assert filtered.last_query_tags[0].applied == "filter"
-    assert all(h.dense_score is not None for h in hits)
-    unfiltered = filtered.search("what does error E4 mean?", 5)  # no model named: searched unfiltered
-    assert filtered.last_query_tags[0].applied.startswith("none") and {h.chunk.doc_id for h in unfiltered} > {"ac226"}
+    answer = filtered.ask("226R: what does error E4 mean?", 5)
+    assert answer.hits and all(h.chunk.meta["cnm"]["model"] == "226R" for h in answer.hits)
+    assert answer.tags.applied == "filter"
+    assert all(h.dense_score is not None for h in answer.hits)
+    unfiltered = filtered.ask("what does error E4 mean?", 5)  # no model named: searched unfiltered
+    assert unfiltered.tags.applied.startswith("none") and {h.chunk.doc_id for h in unfiltered.hits} > {"ac226"}
     boosted = Retriever(store, indexed.collection, run.chunks, cached_minilm, CnmPolicy("boost", RuleCnm(), 0.5),
                         settings, indexed.lexical).search("225B: what does error E4 mean?", 3)
     assert boosted[0].chunk.meta["cnm"]["model"] == "225B" and boosted[0].tag_match == 1.0
@@ -121,6 +122,48 @@ def test_multi_granular_children_are_fused_then_grouped(tmp_path, cached_minilm)
     assert all(h.chunk.parent_id is None and h.children for h in hits)
     assert len({h.chunk.chunk_id for h in hits}) == len(hits)
     assert all(h.unit_id in {c.chunk_id for c, _ in h.children} and h.lexical_score is not None for h in hits)
+
+
+class _DocBoost:
+    """A boost policy that favours one document's chunks: enough to see a boost reach a multi-granular run."""
+
+    mode, boost, pool, store_field, label = "boost", 1.0, 50, "doc", "document boost"
+
+    def __init__(self, doc_id: str) -> None:
+        self.doc_id = doc_id
+
+    def tag_queries(self, queries, values=()):
+        return [{"doc": self.doc_id} for _ in queries]
+
+    def chunk_value(self, chunk):
+        return ""
+
+    def filter_values(self, tags, values):
+        return [], "none"
+
+    def residual_query(self, query, tags):
+        return query
+
+    def match(self, tags, chunk):
+        return 1.0 if chunk.doc_id == tags["doc"] else 0.0
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_a_boost_reaches_the_parents_of_a_multi_granular_run(tmp_path, cached_minilm, mode):
+    """A boost used to be skipped for a run whose children are indexed; it now re-scores the merged parents."""
+    store = VectorStore(StoreSettings(path=tmp_path / "db"))
+    _, run, indexed = _setup(store, tmp_path, cached_minilm, "mg:theta=40")
+    question = "how long do I charge the camera battery"
+    plain = Retriever(store, indexed.collection, run.chunks, cached_minilm, settings=RetrievalSettings(mode),
+                      lexical=indexed.lexical).search(question, 3)
+    assert plain[0].chunk.doc_id == "cam"
+    answer = Retriever(store, indexed.collection, run.chunks, cached_minilm, _DocBoost("ac225"),
+                       RetrievalSettings(mode), indexed.lexical).ask(question, 3)
+    assert answer.tags.applied == "boost" and len(answer.hits) == 3
+    assert all(h.chunk.doc_id == "ac225" and h.chunk.parent_id is None and h.children and h.tag_match == 1.0
+               for h in answer.hits)
+    assert [h.rank for h in answer.hits] == [1, 2, 3]
+    assert [h.score for h in answer.hits] == sorted((h.score for h in answer.hits), reverse=True)
 
 
 @pytest.mark.slow

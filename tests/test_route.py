@@ -83,14 +83,18 @@ def test_route_is_a_retrieval_parameter_of_every_chunker_and_changes_no_cache_ke
         make_chunker("naive-500t:retrieval=filter")
 
 
+
+def _split(answer):
+    return answer.hits, answer.tags
+
+
 @pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
 def test_route_keeps_the_named_documents_chunks_in_every_mode(tmp_path, cached_minilm, mode):
     routed, plain = _retrievers(tmp_path, cached_minilm, DOCS, mode)
     question = "Samsung Galaxy S10: how do I take a screenshot?"
     assert {h.chunk.doc_id for h in plain.search(question, 5)} > {"s10"}  # near-duplicates: unrouted, they mix
-    hits = routed.search(question, 5)
+    hits, tags = _split(routed.ask(question, 5))
     assert hits and {h.chunk.doc_id for h in hits} == {"s10"} and all(h.tag_match == 1.0 for h in hits)
-    [tags] = routed.last_query_tags
     assert (tags.applied, tags.label, tags.values) == ("route", "title routing", ["s10"])
     assert tags.tags["titles"] == ["Samsung Galaxy S10 user manual"] and tags.tags["named"] == ["Samsung Galaxy S10"]
     camera = routed.search("Lumora X100: how do I focus?", 3)
@@ -99,8 +103,8 @@ def test_route_keeps_the_named_documents_chunks_in_every_mode(tmp_path, cached_m
 
 def test_the_longest_title_wins(tmp_path, cached_minilm):
     routed, _ = _retrievers(tmp_path, cached_minilm, DOCS, "hybrid")
-    hits = routed.search("Galaxy S10 Lite: how do I take a screenshot?", 5)
-    assert {h.chunk.doc_id for h in hits} == {"s10lite"} and routed.last_query_tags[0].values == ["s10lite"]
+    hits, tags = _split(routed.ask("Galaxy S10 Lite: how do I take a screenshot?", 5))
+    assert {h.chunk.doc_id for h in hits} == {"s10lite"} and tags.values == ["s10lite"]
     route = TitleRoute({"s10": "Galaxy S10", "s10e": "Galaxy S10e", "lite": "Galaxy S10 Lite", "fit": "Galaxy Fit"})
 
     def docs(question):
@@ -119,8 +123,8 @@ def test_the_longest_title_wins(tmp_path, cached_minilm):
 def test_a_question_naming_no_title_is_searched_unfiltered(tmp_path, cached_minilm, mode):
     routed, plain = _retrievers(tmp_path, cached_minilm, DOCS, mode)
     question = "how do I take a screenshot?"
-    assert _ids(routed.search(question, 5)) == _ids(plain.search(question, 5))
-    [tags] = routed.last_query_tags
+    hits, tags = _split(routed.ask(question, 5))
+    assert _ids(hits) == _ids(plain.search(question, 5))
     assert tags.applied == NO_TITLE_NAMED == "none (no title named)" and tags.values == []
 
 
@@ -129,9 +133,8 @@ def test_a_joined_stream_has_no_titles_to_route_by(tmp_path, cached_minilm, mode
     stream = join_documents(DOCS)
     routed, plain = _retrievers(tmp_path, cached_minilm, [stream], mode)
     question = "Samsung Galaxy S10: how do I take a screenshot?"
-    hits = routed.search(question, 5)
+    hits, tags = _split(routed.ask(question, 5))
     assert _ids(hits) == _ids(plain.search(question, 5))  # unfiltered: the stream's hits as they are
-    [tags] = routed.last_query_tags
     assert tags.applied == ONE_DOCUMENT == "none (one document: no titles to route by)"
     assert tags.tags["titles"] == [] and all(h.tag_match is None for h in hits)
 
@@ -139,9 +142,9 @@ def test_a_joined_stream_has_no_titles_to_route_by(tmp_path, cached_minilm, mode
 @pytest.mark.parametrize("mode", ["dense", "hybrid"])
 def test_route_filters_multi_granular_children(tmp_path, cached_minilm, mode):
     routed, _ = _retrievers(tmp_path, cached_minilm, DOCS, mode, "mg:theta=40:retrieval=route")
-    hits = routed.search("Samsung Galaxy S10: how do I take a screenshot?", 3)
+    hits, tags = _split(routed.ask("Samsung Galaxy S10: how do I take a screenshot?", 3))
     assert hits and all(h.chunk.doc_id == "s10" and h.chunk.parent_id is None and h.children for h in hits)
-    assert routed.last_query_tags[0].applied == "route"
+    assert tags.applied == "route"
 
 
 def test_the_query_page_shows_what_routing_applied(tmp_path, cached_minilm):

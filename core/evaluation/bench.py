@@ -72,6 +72,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     lexical = services.lexical if options.retrieval.uses_lexical else None
     source_of = source_resolver(data.documents)
     titles = document_titles(data.documents)  # what `retrieval=route` routes by (a joined stream has one)
+    texts = _texts(data.documents)
+    reranker = services.reranker(options.retrieval, texts)  # one for every chunker: it reads the documents
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
@@ -81,28 +83,30 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         if prior is not None and spec in prior:
             indexed = prior[spec]
             run = indexed.run
+            chunker = run.chunker or chunker  # the one that tagged the chunks tags the questions
             if lexical is not None:
                 indexed.lexical_from(lexical)
         else:
             run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
+        unread = unread_share(embedder, [c.embed_text for c in run.chunks])  # of the texts just indexed
+        spans, parents, n_children = run.spans(), run.parents(), len(run.children())
         t0 = time.perf_counter()
         retriever = Retriever(store, indexed.collection, run.chunks, embedder, chunker.retrieval_policy(titles),
-                              options.retrieval, indexed.lexical,
-                              reranker=services.reranker(options.retrieval, _texts(data.documents)))
-        hits = retriever.search_many(queries, max_k)
+                              options.retrieval, indexed.lexical, reranker=reranker)
+        answers = retriever.ask_many(queries, max_k)
+        hits = [a.hits for a in answers]
         query_seconds = time.perf_counter() - t0
-        applied = Counter(t.applied for t in retriever.last_query_tags)
+        applied = Counter(a.tags.applied for a in answers if a.tags is not None)
         calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
         retrieved = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
-        scores, _ = evaluate(refs, retrieved, run.spans(), options.ks, source_of)
-        parents = run.parents()
+        scores, _ = evaluate(refs, retrieved, spans, options.ks, source_of)
         n = len(parents)
         generated = _answer_scores(options, services, data.questions, queries, hits)
         results[spec] = {
             **scores,
             "n_chunks": n,
-            "n_children": len(run.children()),
+            "n_children": n_children,
             "mean_chunk_tokens": sum(c.token_count for c in parents) / n if n else 0.0,
             "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
                         "query": query_seconds,
@@ -118,10 +122,10 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "scorer": getattr(services.get("scorer"), "label", None) if "scorer" in chunker.needs else None,
             **report_fields(data.documents, run),
             "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
-            "unread_share": unread_share(embedder, [c.embed_text for c in run.chunks]),
+            "unread_share": unread,
             "top1_sources": top1_sources([q for q, _ in refs], [r for _, r in refs], retrieved, source_of),
             "retrieval_applied": dict(applied.most_common()),
-            **_judged_depth(data.questions, retrieved, _texts(data.documents), options.ks),
+            **_judged_depth(data.questions, retrieved, texts, options.ks),
             **generated,
         }
     return {

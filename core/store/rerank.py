@@ -30,6 +30,7 @@ from core import text as T
 from core.errors import ChunkLensError, ConfigError
 from core.model import Chunk
 from core.store.embeddings import Embedder
+from core.store.hits import Hit
 from core.urls import redact_url
 
 RERANKERS = ("none", "maxsim", "model")
@@ -55,6 +56,22 @@ def rerank_order(scores: Sequence[float], weight: float, rrf_k: int = 60) -> lis
     second = {i: rank for rank, i in enumerate(by_score, start=1)}
     fused = [(1.0 - weight) / (rrf_k + i + 1) + weight / (rrf_k + second[i]) for i in range(len(scores))]
     return sorted(range(len(scores)), key=lambda i: (-fused[i], i))
+
+
+def reranked(reranker: Reranker, query: str, vector: np.ndarray, hits: list[Hit], k: int, depth: int,
+             weight: float, rrf_k: int = 60) -> list[Hit]:
+    """The first `depth` hits re-ordered by the reranker (fused with their first rank by `rerank_order`), then the
+    top k; each hit keeps its first-stage rank and the reranker's score."""
+    head = hits[:depth]
+    scores = reranker.scores(query, vector, [h.chunk for h in head])
+    order = rerank_order(scores, weight, rrf_k)
+    out = [head[i] for i in order] + hits[len(head):]
+    for rank, hit in enumerate(out, start=1):
+        hit.first_rank = hit.rank
+        hit.rank = rank
+    for i, hit in enumerate(head):
+        hit.rerank_score = scores[i]
+    return out[:k]
 
 
 @dataclass

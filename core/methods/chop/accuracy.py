@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from core.evaluation.fields import register_report_fields
 from core.ingest.documents import Document
-from core.methods.chop.cnm import PROMPT_EXAMPLE_MODELS
+from core.methods.chop.cnm import CNM, PROMPT_EXAMPLE_MODELS
 from core.methods.chop.rules import models_match
 from core.model import Chunk
 from core.pipeline import ChunkRun
@@ -60,17 +60,17 @@ def gold_of(chunk: Chunk, docs: dict[str, Document]) -> dict[str, str] | None:
 def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmAccuracy | None:
     """The three shares over the tagged chunks that have gold tags; None when there are none."""
     docs = {d.doc_id: d for d in documents}
-    judged = [(c.meta["cnm"] or {}, gold) for c in chunks if "cnm" in c.meta and (gold := gold_of(c, docs))]
+    judged = [(tag, gold) for c in chunks if (tag := CNM.of(c)) is not None and (gold := gold_of(c, docs))]
     if not judged:
         return None
     with_category = [(tag, gold) for tag, gold in judged if gold.get("category")]
     with_model = [(tag, gold) for tag, gold in judged if gold.get("model")]
-    empty = sum(1 for tag, _ in judged if not (tag.get("category") or tag.get("model") or tag.get("nouns")))
+    empty = sum(1 for tag, _ in judged if tag.is_empty())
     return CnmAccuracy(
         chunks=len(judged),
-        category_accuracy=(sum(categories_match(g["category"], t.get("category")) for t, g in with_category)
+        category_accuracy=(sum(categories_match(g["category"], t.category) for t, g in with_category)
                            / len(with_category)) if with_category else None,
-        model_accuracy=(sum(bool(t.get("model")) and models_match(g["model"], t.get("model")) for t, g in with_model)
+        model_accuracy=(sum(bool(t.model) and models_match(g["model"], t.model) for t, g in with_model)
                         / len(with_model)) if with_model else None,
         empty_rate=empty / len(judged),
     )
@@ -84,10 +84,10 @@ def copy_rate(chunks: Sequence[Chunk], documents: Sequence[Document]) -> float |
     examples = {m.casefold(): m for m in PROMPT_EXAMPLE_MODELS}
     tagged = copied = 0
     for c in chunks:
-        if "cnm" not in c.meta:
+        if (tag := CNM.of(c)) is None:
             continue
         tagged += 1
-        model = ((c.meta["cnm"] or {}).get("model") or "").strip().casefold()
+        model = (tag.model or "").strip().casefold()
         doc = docs.get(c.doc_id)
         if model in examples and doc is not None and model not in _source_text(c, doc).casefold():
             copied += 1

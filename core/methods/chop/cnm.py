@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from core.jsonio import loads_checked
 from core.llm.base import ChatRequest, LLMClient, LLMStats
+from core.model import Chunk
 
 #: part of the backend key, so cached answers and chunk runs follow it. 2: texts fenced by TEXT_START / TEXT_END;
 #: 3: string lengths capped in the schemas (a grammar-constrained model then always closes its JSON); 4: no example
@@ -147,6 +148,19 @@ class CNM(BaseModel):
 
     def is_empty(self) -> bool:
         return not (self.category or self.nouns or self.model)
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> CNM | None:
+        """The tags a CHOP run gave `chunk` (None: no CHOP run tagged it; an empty CNM: tagged with nothing).
+        They are kept in `chunk.meta["cnm"]` in their JSON form, the form run caches and exports hold; every reader
+        goes through here."""
+        if "cnm" not in chunk.meta:
+            return None
+        return cls.model_validate(chunk.meta["cnm"] or {})
+
+    def put(self, chunk: Chunk) -> None:
+        """Tag `chunk` (in the JSON form `of` reads)."""
+        chunk.meta["cnm"] = self.model_dump()
 
 
 class Continuity(BaseModel):

@@ -64,25 +64,25 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
     for n, start in enumerate(starts):
         for i in range(start, starts[n + 1] if n + 1 < len(starts) else len(out)):
             run_of[i] = start
-    run_cnm = {run_of[i]: CNM.model_validate(cnm).model_dump() for i, cnm in tagged.items()}
+    run_cnm = {run_of[i]: CNM.model_validate(cnm) for i, cnm in tagged.items()}
     missing = [start for start in starts if start in new_starts and start not in run_cnm]
     for start, result in zip(missing, backend.extract([out[m].text for m in missing]) if missing else []):
         if result.failed:
             raise ChunkLensError(f"could not extract a CNM for {out[start].chunk_id}: {result.error}")
-        run_cnm[start] = result.cnm.model_dump()
+        run_cnm[start] = result.cnm
     edited_runs = set(run_cnm)
     for start in starts:
-        run_cnm.setdefault(start, out[start].meta.get("cnm") or CNM().model_dump())
+        run_cnm.setdefault(start, CNM.of(out[start]) or CNM())
     for i, c in enumerate(out):
         start = run_of[i]
-        c.meta["cnm"] = run_cnm[start]
+        run_cnm[start].put(c)
         c.meta["cnm_from"] = out[start].index
         if i != start:
             c.meta["cnm_source"] = "inherited"
         elif start in edited_runs:
             c.meta["cnm_source"] = "edited"
         if c.meta.get("prefix_mode", "before") != "none":
-            c.prefix = prefix_text(CNM.model_validate(run_cnm[start]))
+            c.prefix = prefix_text(run_cnm[start])
     changed = sum(1 for c, old in zip(out, before) if c.embed_text != old)
     return out, changed
 
@@ -98,10 +98,10 @@ def inspector_rows(chunks: Sequence[Chunk], golds: Sequence[Mapping[str, Any] | 
     the tag came from, the gold model and the start of its text. `edits_from_rows` reads the edited rows back."""
     rows = []
     for c, g in zip(chunks, golds, strict=True):
-        cnm = c.meta.get("cnm") or {}
+        cnm = CNM.of(c) or CNM()
         rows.append({"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
-                     "category": cnm.get("category") or "", "nouns": ", ".join(cnm.get("nouns") or []),
-                     "model": cnm.get("model") or "", "source": c.meta.get("cnm_source"),
+                     "category": cnm.category or "", "nouns": ", ".join(cnm.nouns), "model": cnm.model or "",
+                     "source": c.meta.get("cnm_source"),
                      "tag from": sources_text(c.meta.get("cnm_sources")), "gold model": (g or {}).get("model") or "",
                      "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]})
     return rows
@@ -140,12 +140,12 @@ def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
             c = by_id[row["chunk_id"]]
             if (c.start, c.end) != (row["start"], row["end"]):
                 raise ChunkLensError(f"{row['chunk_id']}: spans differ; these tags are for other chunks")
-            cnm = CNM.model_validate(row["cnm"] or {}).model_dump()
+            cnm = CNM.model_validate(row["cnm"] or {})
         except (KeyError, TypeError) as exc:
             raise ChunkLensError(f"tag file entry not understood: {str(row)[:80]}") from exc
         edit = CnmEdit(c.chunk_id)
-        if cnm != c.meta.get("cnm"):
-            edit.cnm = cnm
+        if cnm != CNM.of(c):
+            edit.cnm = cnm.model_dump()
         if row.get("continuity") is not None and row["continuity"] != c.meta.get("continuity"):
             edit.continuity = bool(row["continuity"])
         if edit.cnm is not None or edit.continuity is not None:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.methods.chop.cnm import CNM
 from core.methods.chop.rules import models_match
 from core.model import Chunk
 
@@ -16,21 +17,21 @@ from core.model import Chunk
 STORE_FIELD = "cnm_model"
 
 
-def chunk_cnm(chunk: Chunk) -> dict[str, Any]:
-    return chunk.meta.get("cnm") or {}
-
-
 def store_metadata(chunk: Chunk) -> dict[str, str]:
     """What the vector store keeps beside a chop chunk: its CNM category and model, when it has them."""
-    cnm = chunk_cnm(chunk)
-    return {f"cnm_{field}": cnm[field] for field in ("category", "model") if cnm.get(field)}
+    cnm = CNM.of(chunk)
+    if cnm is None:
+        return {}
+    return {f"cnm_{name}": value for name, value in (("category", cnm.category), ("model", cnm.model)) if value}
 
 
-def cnm_match(question: dict[str, Any], chunk: dict[str, Any]) -> float:
+def cnm_match(question: CNM, chunk: CNM | None) -> float:
     """1 for the same model, 0.5 for the same category only, 0 otherwise."""
-    if models_match(question.get("model"), chunk.get("model")):
+    if chunk is None:
+        return 0.0
+    if models_match(question.model, chunk.model):
         return 1.0
-    qc, cc = question.get("category"), chunk.get("category")
+    qc, cc = question.category, chunk.category
     return 0.5 if qc and cc and qc.lower() == cc.lower() else 0.0
 
 
@@ -51,7 +52,8 @@ class CnmPolicy:
         return [r.cnm.model_dump() for r in results]
 
     def chunk_value(self, chunk: Chunk) -> str:
-        return chunk_cnm(chunk).get("model") or ""
+        cnm = CNM.of(chunk)
+        return (cnm.model if cnm else None) or ""
 
     def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
         kept = [v for v in values if models_match(tags.get("model"), v)]
@@ -70,4 +72,4 @@ class CnmPolicy:
         return rest if re.search(r"\w", rest) else query
 
     def match(self, tags: dict[str, Any], chunk: Chunk) -> float:
-        return cnm_match(tags, chunk_cnm(chunk))
+        return cnm_match(CNM.model_validate(tags), CNM.of(chunk))
