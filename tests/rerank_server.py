@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from bench.local_servers import ChildServer, free_port
+from tests.http_json import send_json
 
 SHAPES = ("cohere", "tei", "broken")
 
@@ -43,12 +44,7 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _json(self, status: int, obj: Any) -> None:
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, status, obj)
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
         if self.path == "/health":

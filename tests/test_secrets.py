@@ -22,6 +22,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
+from tests.http_json import send_json
 from tests.test_app import click
 
 CANARY = f"sk-test-CANARY-{secrets.token_hex(8)}"
@@ -37,13 +38,8 @@ class Recorder(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
         auth = self.headers.get("Authorization", "")
-        reply = json.dumps({"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error",
-                                      "code": "invalid_api_key"}}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        send_json(self, 401, {"error": {"message": f"Incorrect API key provided: {auth}",
+                                        "type": "invalid_request_error", "code": "invalid_api_key"}})
 
     def log_message(self, *args) -> None:
         pass

@@ -21,6 +21,7 @@ from core.keys import KeyRing
 from core.server_config import load_server_config, resolve_mode
 from core.settings import load_settings
 from tests.conftest import ROOT
+from tests.http_json import send_json
 from tests.test_app import click
 from tests.test_app_state import MANUAL
 
@@ -41,13 +42,8 @@ class Recorder:
                 texts = body.get("input") or []
                 data = [{"object": "embedding", "index": i, "embedding": [1.0, float(len(t) % 7), 0.5, 0.25]}
                         for i, t in enumerate(texts)]
-                reply = json.dumps({"object": "list", "data": data, "model": body.get("model", "x"),
-                                    "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
+                send_json(self, 200, {"object": "list", "data": data, "model": body.get("model", "x"),
+                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
             def log_message(self, *args) -> None:
                 pass

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from core.workbench import DEFAULT_SPECS
-from tests.browser.test_browser import SHOTS, nav
+from tests.browser.test_browser import SHOTS, add_pdfs, nav
 from tests.conftest import ROOT
 from tests.pdfs import sample_manual_pdf
 
@@ -54,12 +54,8 @@ def test_judged_hits_give_metrics_on_uploaded_pdfs_and_survive_a_reload(app_url,
     page = context.new_page()
     page.goto(app_url)
     page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
-    nav(page, "Documents")
-    page.locator("input[type=file][multiple]").set_input_files(files=[
-        {"name": "aircon-225B.pdf", "mimeType": "application/pdf", "buffer": sample_manual_pdf("aircon-225B.md")},
-        {"name": "fan-F30.pdf", "mimeType": "application/pdf", "buffer": sample_manual_pdf("fan-F30.md")}])
-    page.get_by_role("button", name="Add uploaded files").click()
-    page.get_by_text("Added 2 document(s)").wait_for(timeout=120_000)
+    add_pdfs(page, {"aircon-225B.pdf": sample_manual_pdf("aircon-225B.md"),
+                    "fan-F30.pdf": sample_manual_pdf("fan-F30.md")})
     nav(page, "Chunk & compare")
     page.get_by_role("button", name="Run chunkers").click()
     page.get_by_text(f"Ran {len(DEFAULT_SPECS)} chunker(s)").wait_for(timeout=900_000)

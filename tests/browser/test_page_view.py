@@ -8,7 +8,7 @@ import pytest
 from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_file
 from core.pageview import load_page, place_chunks
-from tests.browser.test_browser import SHOTS, nav
+from tests.browser.test_browser import SHOTS, add_pdfs, nav
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -34,11 +34,7 @@ def test_boxes_of_two_chunkers_on_page_one_and_a_click_shows_the_chunk(app_url, 
     page = context.new_page()
     page.goto(app_url)
     page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
-    nav(page, "Documents")
-    page.locator("input[type=file][multiple]").set_input_files(files=[
-        {"name": MANUAL.name, "mimeType": "application/pdf", "buffer": MANUAL.read_bytes()}])
-    page.get_by_role("button", name="Add uploaded files").click()
-    page.get_by_text("Added 1 document(s)").wait_for(timeout=120_000)
+    add_pdfs(page, {MANUAL.name: MANUAL.read_bytes()})
 
     nav(page, "Chunk & compare")
     chunkers = page.get_by_test_id("stMultiSelect").filter(has_text="Chunkers").first
