@@ -37,7 +37,7 @@ def show(library: Library, documents: Sequence[Document], questions: Sequence[Qu
     chosen = c3.multiselect("Chunkers on the page (one or two)", list(runs), default=list(runs)[:2],
                             max_selections=2, key="page-specs")
     try:
-        page = load_page(source, path.read_bytes(), number)
+        page = load_page(source, path, number)
     except (PageViewError, OSError) as exc:
         st.warning(md_escape(str(exc)))
         return

@@ -76,10 +76,10 @@ def can_show(doc: Document) -> bool:
     return bool(doc.page_starts) and doc.loader == pdf_reader.LOADER
 
 
-def load_page(doc: Document, data: bytes, number: int, scale: float = SCALE) -> Page:
-    """Page `number` (1-based) of `doc`, whose original PDF is `data`; rendered once per document text, page and
-    scale, then served from a small in-memory cache. PageViewError when the page's text is not the text the
-    chunkers saw."""
+def load_page(doc: Document, data: bytes | Path, number: int, scale: float = SCALE) -> Page:
+    """Page `number` (1-based) of `doc`, whose original PDF is `data` (its bytes, or its file: read only when the
+    page is not cached); rendered once per document text, page and scale, then served from a small in-memory
+    cache. PageViewError when the page's text is not the text the chunkers saw."""
     if not doc.page_starts:
         raise PageViewError(f"{doc.title}: not a PDF, so there are no pages to show")
     if doc.loader != pdf_reader.LOADER:
@@ -95,7 +95,8 @@ def load_page(doc: Document, data: bytes, number: int, scale: float = SCALE) -> 
     from pypdfium2 import PdfiumError
 
     try:
-        layout, png = pdf_reader.page_layout(data, number - 1, scale)
+        layout, png = pdf_reader.page_layout(data.read_bytes() if isinstance(data, Path) else data, number - 1,
+                                             scale)
     except (PdfiumError, IndexError) as exc:
         raise PageViewError(f"{doc.title}: page {number} could not be drawn ({exc})") from exc
     start = doc.page_starts[number - 1]
