@@ -60,11 +60,12 @@ GLOSSARY = [
 ]
 
 
-def _esc(value: Any) -> str:
+def escape(value: Any) -> str:
+    """Text for HTML (quotes too: it also goes into attributes)."""
     return html.escape(str(value))
 
 
-def _label(value: Any) -> str:
+def plotly_label(value: Any) -> str:
     """A text for a Plotly label: plotly.js reads labels as pseudo-HTML and turns entities back into characters,
     so escaping shows the text as it is (and no tag of a spec or document name takes effect)."""
     return html.escape(str(value), quote=False)
@@ -87,7 +88,7 @@ def _cell(value: Any, digits: int = 3) -> str:
         if not math.isfinite(value):
             return "–"
         return f"{value:.{digits}f}" if abs(value) < 100 else f"{value:,.0f}"
-    return _esc(value)
+    return escape(value)
 
 
 # --- checks ------------------------------------------------------------------------------------------------------
@@ -243,17 +244,17 @@ def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
             continue
         target = (max if better == "max" else min)(v for _, v in numbers)
         best.append({i for i, v in numbers if math.isclose(v, target, abs_tol=1e-9)})
-    out = ["<table>" + (f"<caption class='note'>{_esc(caption)}</caption>" if caption else ""),
+    out = ["<table>" + (f"<caption class='note'>{escape(caption)}</caption>" if caption else ""),
            "<thead><tr><th class='name'>chunker</th>"
-           + "".join(f"<th class='text'>{_esc(h)}</th>" if any(isinstance(row[j], str) for row in rows)
-                     else f"<th>{_esc(h)}</th>" for j, (h, _, _) in enumerate(columns)) + "</tr></thead><tbody>"]
+           + "".join(f"<th class='text'>{escape(h)}</th>" if any(isinstance(row[j], str) for row in rows)
+                     else f"<th>{escape(h)}</th>" for j, (h, _, _) in enumerate(columns)) + "</tr></thead><tbody>"]
     for i, (spec, row) in enumerate(zip(results, rows)):
         cells = []
         for j, (header, _, _) in enumerate(columns):
             text = _cell(row[j], 2 if header.startswith("seconds") else 3)
             text = f"<strong>{text}</strong>" if i in best[j] else text
             cells.append(f"<td class='text'>{text}</td>" if isinstance(row[j], str) else f"<td>{text}</td>")
-        out.append(f"<tr><td class='name'><code>{_esc(spec)}</code></td>{''.join(cells)}</tr>")
+        out.append(f"<tr><td class='name'><code>{escape(spec)}</code></td>{''.join(cells)}</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -286,8 +287,8 @@ def _settings_table(report: Report, generated: str | None) -> str:
         rows.append(("generated", generated))
     cells = []
     for name, value in rows:
-        text = documents if name == "documents" else questions if name == "questions" else _esc(value)
-        cells.append(f"<tr><th>{_esc(name)}</th><td>{text}</td></tr>")
+        text = documents if name == "documents" else questions if name == "questions" else escape(value)
+        cells.append(f"<tr><th>{escape(name)}</th><td>{text}</td></tr>")
     return "<table class='settings'>\n" + "\n".join(cells) + "\n</table>"
 
 
@@ -374,7 +375,7 @@ class Figures:
 
 def _figure_view(report: Report) -> dict[str, Any]:
     """The report with every chunker spec escaped for Plotly's labels (the numbers untouched)."""
-    return {**report, "results": {_label(spec): r for spec, r in report["results"].items()}}
+    return {**report, "results": {plotly_label(spec): r for spec, r in report["results"].items()}}
 
 
 def _figures(report: Report, draw: Figures) -> dict[str, str]:
@@ -391,8 +392,8 @@ def _figures(report: Report, draw: Figures) -> dict[str, str]:
                                          TEMPLATE))
     chunkers, docs, matrix = _collisions(report)
     if chunkers and docs:
-        out["heatmap"] = draw(figures.collision_heatmap([_label(c) for c in chunkers], [_label(d) for d in docs],
-                                                        matrix))
+        out["heatmap"] = draw(figures.collision_heatmap([plotly_label(c) for c in chunkers],
+                                                        [plotly_label(d) for d in docs], matrix))
     wrong = [k for k in ks if _values(report, f"wrong_doc@{k}")]
     if wrong:
         out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},
@@ -412,8 +413,8 @@ def _section(report: Report, index: int, draw: Figures, generated: str | None, h
     paragraph = " ".join(summary_sentences(report))
     parts = [f"<section class='report' id='report-{index}'>"]
     if heading:
-        parts.append(f"<h2>{_esc(report.get('dataset', f'report {index}'))}</h2>")
-    parts += [f"<section class='summary' id='summary-{index}'><h3>What this shows</h3><p>{_esc(paragraph)}</p>"
+        parts.append(f"<h2>{escape(report.get('dataset', f'report {index}'))}</h2>")
+    parts += [f"<section class='summary' id='summary-{index}'><h3>What this shows</h3><p>{escape(paragraph)}</p>"
               "</section>",
               "<h3>Settings and versions</h3>", _settings_table(report, generated),
               "<h3>Chunkers</h3>", _chunker_table(report),
@@ -453,19 +454,19 @@ def render_html(reports: Report | Sequence[Report], title: str | None = None, ge
 def page_html(title: str, what: str, sections: Sequence[str], source: str, generated: str | None = None) -> str:
     """The HTML file around `sections` (HTML made by this module's helpers): title, a line on `what` it holds,
     the glossary, and a footer naming its `source` (HTML)."""
-    glossary = "".join(f"<dt>{_esc(term)}</dt><dd>{_esc(text)}</dd>" for term, text in GLOSSARY)
+    glossary = "".join(f"<dt>{escape(term)}</dt><dd>{escape(text)}</dd>" for term, text in GLOSSARY)
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'>", "<head>", "<meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        "<meta name='generator' content='ChunkLens " + _esc(core.__version__) + "'>",
-        f"<title>{_esc(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<main>",
-        f"<h1>{_esc(title)}</h1>",
-        f"<p class='meta'>ChunkLens {_esc(core.__version__)} · {_esc(what)}"
-        + (f" · generated {_esc(generated)}" if generated else "")
+        "<meta name='generator' content='ChunkLens " + escape(core.__version__) + "'>",
+        f"<title>{escape(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>", "<main>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p class='meta'>ChunkLens {escape(core.__version__)} · {escape(what)}"
+        + (f" · generated {escape(generated)}" if generated else "")
         + " · the figures are interactive (hover, zoom, click a legend entry to hide it)</p>",
         *sections,
         "<h2>How to read the numbers</h2>", f"<dl>{glossary}</dl>",
-        f"<footer>Made by ChunkLens {_esc(core.__version__)} from {source}; "
+        f"<footer>Made by ChunkLens {escape(core.__version__)} from {source}; "
         "the file holds everything it shows and needs no network.</footer>",
         "</main>", "</body>", "</html>", ""])
 
@@ -480,12 +481,4 @@ def rows_table(rows: Mapping[str, Mapping[str, Any]], columns: Sequence[tuple[st
 def settings_table(settings: Mapping[str, Any]) -> str:
     """Name / value rows (settings and versions)."""
     return "<table class='settings'>" + "".join(
-        f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in settings.items()) + "</table>"
-
-
-def escape(value: Any) -> str:
-    return _esc(value)
-
-
-def plotly_label(value: Any) -> str:
-    return _label(value)
+        f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in settings.items()) + "</table>"

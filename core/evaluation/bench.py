@@ -29,7 +29,6 @@ from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import retrieval_phrase
 from core.ingest.datasets import QADataset, Question, joined
-from core.ingest.documents import Document
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
 from core.store.embeddings import unread_share
@@ -54,10 +53,6 @@ def _llm_totals(llm: Any) -> tuple[int, int, int]:
     return (stats.calls, stats.tokens_in, stats.tokens_out) if stats else (0, 0, 0)
 
 
-def _texts(documents: Sequence[Document]) -> dict[str, str]:
-    return {d.doc_id: d.text for d in documents}
-
-
 def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, services: Services,
                   progress: ProgressFn | None = None, prior: Mapping[str, IndexedRun] | None = None) -> dict[str, Any]:
     """Every chunker in `specs` through the same pipeline and the same evaluation. `prior` holds runs the caller has
@@ -72,7 +67,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     lexical = services.lexical if options.retrieval.uses_lexical else None
     source_of = source_resolver(data.documents)
     titles = document_titles(data.documents)  # what `retrieval=route` routes by (a joined stream has one)
-    texts = _texts(data.documents)
+    texts = {d.doc_id: d.text for d in data.documents}
     reranker = services.reranker(options.retrieval, texts)  # one for every chunker: it reads the documents
     results: dict[str, Any] = {}
     for spec in specs:
