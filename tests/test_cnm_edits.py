@@ -122,3 +122,18 @@ def test_the_inspectors_rows_read_back_as_exactly_the_edits_made_in_them():
                                                            (chunks[3].chunk_id, not rows[3]["continues"])]
     assert edits[0].cnm == {"category": rows[2]["category"] or None, "model": "X9", "nouns": ["filter", "remote"],
                             "confidence": 1.0}
+
+
+def test_tags_are_read_and_written_through_the_cnm_type():
+    """A chunk no CHOP run tagged has no CNM; one tagged with nothing has an empty one; `put` writes the JSON form
+    that `of` reads back."""
+    from core.methods.chop.cnm import CNM
+    from core.model import Chunk
+
+    chunk = Chunk("d", 0, 4, "text", 1)
+    assert CNM.of(chunk) is None
+    chunk.meta["cnm"] = None
+    assert CNM.of(chunk) == CNM() and CNM.of(chunk).is_empty()
+    CNM(category="air conditioner", nouns=["filter"], model=" 225B ").put(chunk)
+    assert chunk.meta["cnm"] == {"category": "air conditioner", "nouns": ["filter"], "model": "225B", "confidence": 0.0}
+    assert CNM.of(chunk).model == "225B" and not CNM.of(chunk).is_empty()

@@ -11,7 +11,7 @@ from core.ingest.documents import Document
 from core.methods.chop.policy import CnmPolicy
 from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
-from core.store.fusion import fuse_rrf, fuse_weighted
+from core.store.fusion import fuse_rrf, fuse_weighted, minmax
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
 from core.store.retrieval import RetrievalSettings, Retriever
@@ -122,6 +122,30 @@ def test_multi_granular_children_are_fused_then_grouped(tmp_path, cached_minilm)
     assert all(h.chunk.parent_id is None and h.children for h in hits)
     assert len({h.chunk.chunk_id for h in hits}) == len(hits)
     assert all(h.unit_id in {c.chunk_id for c, _ in h.children} and h.lexical_score is not None for h in hits)
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25"])
+def test_a_boost_adds_to_cosines_as_they_are_and_to_bm25_scores_normalised(tmp_path, cached_minilm, mode):
+    """The boost formula, recomputed by hand from the store and the BM25 index: cosine + boost * match in dense
+    mode, min-max(BM25 over the pool) + boost * match otherwise; ties keep the pool's order."""
+    store = VectorStore(StoreSettings(path=tmp_path / "db"))
+    _, run, indexed = _setup(store, tmp_path, cached_minilm, "chop:size=60:overlap=10")
+    policy = CnmPolicy("boost", RuleCnm(), 0.5)
+    question, k = "225B: how often do I clean the air filter?", 4
+    by_id = {c.chunk_id: c for c in run.chunks}
+    tags = policy.tag_queries([question])[0]
+    if mode == "dense":
+        pool = store.query(indexed.collection, cached_minilm.embed([question]), max(k, policy.pool))[0]
+        base = [s for _, s in pool]
+    else:
+        pool = indexed.lexical.search(question, max(100, 10 * k, policy.pool))
+        base = minmax([s for _, s in pool])
+    scored = sorted(((b + 0.5 * policy.match(tags, by_id[cid]), cid) for b, (cid, _) in zip(base, pool)),
+                    key=lambda t: -t[0])[:k]
+    answer = Retriever(store, indexed.collection, run.chunks, cached_minilm, policy, RetrievalSettings(mode),
+                       indexed.lexical).ask(question, k)
+    assert [(h.chunk.chunk_id, round(h.score, 6)) for h in answer.hits] == [(cid, round(s, 6)) for s, cid in scored]
+    assert answer.tags.applied == "boost" and answer.hits[0].chunk.meta["cnm"]["model"] == "225B"
 
 
 class _DocBoost:
