@@ -248,3 +248,29 @@ def test_a_filtered_question_searches_the_lexical_side_without_the_model_it_matc
     assert policy.residual_query("Shades 2020 lifetime", {"model": "Shades 2020"}) == "  lifetime"
     assert policy.residual_query("S10 Lite", {"model": "S10 Lite"}) == "S10 Lite"  # nothing left: as it was
     assert policy.residual_query("clean the filter", {}) == "clean the filter"
+
+
+def test_the_library_is_learned_once_and_only_when_needed(tmp_path):
+    """An `extract` backend learns the library for the chunker's own copy: when the first document is chunked,
+    or, for a run loaded from the cache, when its policy first tags a question; never twice."""
+    from core.methods.chop.extract import ExtractCnm
+    from core.pipeline import chunk_documents
+
+    class Counting(ExtractCnm):
+        calls = 0
+
+        def learned(self, documents):
+            Counting.calls += 1
+            return super().learned(documents)
+
+    docs = load_dataset(ROOT / "sample_data" / "qa").documents[:2]
+    fresh = make_chunker("chop:retrieval=filter", ChunkerContext(llm=Counting()))
+    chunk_documents(docs, fresh, tmp_path)
+    fresh.retrieval_policy()
+    assert Counting.calls == 1
+    cached = make_chunker("chop:retrieval=filter", ChunkerContext(llm=Counting()))
+    run = chunk_documents(docs, cached, tmp_path)
+    assert run.from_cache and Counting.calls == 1  # a reload that asks nothing learns nothing
+    policy = cached.retrieval_policy()
+    assert Counting.calls == 2 and policy.backend is cached.retrieval_policy().backend  # learned once
+    assert policy.backend is not cached.context.get("llm")  # a copy: the shared backend stays as it was

@@ -71,13 +71,21 @@ class ChopChunker(Chunker):
     store_metadata = staticmethod(store_metadata)
 
     def prepare(self, docs: Sequence[Document]) -> None:
-        """A backend that learns the library (`extract`) reads it once, before the first document is chunked, into
-        a copy of its own for this chunker: the services' backend is shared by every session and stays as it is."""
-        learned = getattr(cnm_backend_of(self.context), "learned", None)
-        self._learned = learned(docs) if learned is not None else None
+        """A backend that learns the library (`extract`) reads it into a copy of its own for this chunker (the
+        services' backend is shared by every session and stays as it is), once, when first needed: before the
+        first document is chunked, or, for a run loaded from the cache, when its policy first tags a question
+        (a few seconds on a large library, not paid by a reload that asks nothing)."""
+        self._library = list(docs)
+        self._learned = None
 
     def _backend(self) -> Any:
-        return getattr(self, "_learned", None) or cnm_backend_of(self.context)
+        backend = cnm_backend_of(self.context)
+        learned = getattr(backend, "learned", None)
+        if learned is None or getattr(self, "_library", None) is None:
+            return backend
+        if self._learned is None:
+            self._learned = learned(self._library)
+        return self._learned
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)
