@@ -9,23 +9,22 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.store.hits import Hit
-from core.store.index import VectorStore
 from core.store.lexical import LexicalIndex
-from core.store.searches import Probe
+from core.store.searches import DenseSearch, Probe
 
 
 class Explainer:
-    def __init__(self, store: VectorStore, collection: str, lexical: LexicalIndex | None, pool: int) -> None:
-        self.store, self.collection, self.lexical, self.pool = store, collection, lexical, pool
+    def __init__(self, dense: DenseSearch, lexical: LexicalIndex | None, pool: int) -> None:
+        self.dense, self.lexical, self.pool = dense, lexical, pool
 
     def fill(self, query: str, probe: Probe, hits: Sequence[Hit], k: int) -> None:
         """`probe`: what was searched (its scope); `query`: the question as asked (BM25 explains that)."""
         pool = max(self.pool, 10 * k)
         need_dense = [h for h in hits if h.dense_score is None]
         if need_dense:
-            dense = {cid: (r, s) for r, (cid, s) in enumerate(
-                self.store.query(self.collection, probe.vector[None, :], pool, probe.where)[0], start=1)}
-            stored = self.store.vectors(self.collection, [h.unit_id for h in need_dense if h.unit_id not in dense])
+            dense = {cid: (r, s) for r, (cid, s) in enumerate(self.dense.ranked(probe, pool), start=1)}
+            missing = [h.unit_id for h in need_dense if h.unit_id not in dense]
+            stored = self.dense.store.vectors(self.dense.collection, missing)
             q = probe.vector / (np.linalg.norm(probe.vector) or 1.0)
             for h in need_dense:
                 if h.unit_id in dense:

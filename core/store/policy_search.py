@@ -13,7 +13,7 @@ The policy tags each question first (`tag`), then either
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -24,15 +24,16 @@ from core.store.searches import Probe
 
 
 class PolicySearch:
-    def __init__(self, inner: Units | ParentMerge, policy: RetrievalPolicy, chunks: Sequence[Chunk],
+    def __init__(self, inner: Units | ParentMerge, policy: RetrievalPolicy, by_id: Mapping[str, Chunk],
                  lexical_ids: Sequence[str] | None, normalised: bool) -> None:
-        """`lexical_ids`: the lexical index's units in position order (a filter masks them), None: no lexical
-        index; `normalised`: whether the base's scores are min-max normalised before a boost."""
+        """`by_id`: the run's chunks (parents and children) by id; `lexical_ids`: the lexical index's units in
+        position order (a filter masks them), None: no lexical index; `normalised`: whether the base's scores
+        are min-max normalised before a boost."""
         self.inner, self.policy, self.normalised = inner, policy, normalised
-        self.chunk_values = sorted({v for c in chunks if (v := policy.chunk_value(c))})
-        by_id = {c.chunk_id: c for c in chunks}
+        value = {cid: policy.chunk_value(c) for cid, c in by_id.items()}  # read once per chunk
+        self.chunk_values = sorted({v for v in value.values() if v})
         self._value_of = (None if lexical_ids is None else
-                          np.array([policy.chunk_value(by_id[cid]) for cid in lexical_ids], dtype=object))
+                          np.array([value[cid] for cid in lexical_ids], dtype=object))
 
     def tag(self, queries: Sequence[str]) -> list[QueryTags]:
         """Each question's tags, and for a filter the values it keeps."""

@@ -127,9 +127,9 @@ class Retriever:
         self.units: Units | ParentMerge = (
             ParentMerge(base, self.by_id, CHILD_POOL if s.mode == "dense" else 0) if any(c.parent_id for c in chunks)
             else Units(base, self.by_id))
-        self.policy = (PolicySearch(self.units, policy, chunks, lexical.ids if lexical is not None else None,
+        self.policy = (PolicySearch(self.units, policy, self.by_id, lexical.ids if lexical is not None else None,
                                     base.normalised_for_boost) if policy is not None else None)
-        self.explainer = Explainer(store, collection, lexical, s.pool) if explain else None
+        self.explainer = Explainer(DenseSearch(store, collection), lexical, s.pool) if explain else None
         self.reads_vectors = s.mode != "bm25" or explain or self.reranker is not None
 
     def answers(self, queries: Sequence[str], vectors: np.ndarray, k: int) -> list[Answer]:

@@ -48,11 +48,15 @@ class DenseSearch:
     def depth(self, k: int) -> int:
         return k
 
+    def ranked(self, probe: Probe, n: int) -> list[tuple[str, float]]:
+        """(unit id, cosine), best first, among the units the probe may see."""
+        return self.store.query(self.collection, probe.vector[None, :], n, where=probe.where)[0]
+
     def candidates(self, probes: Sequence[Probe], n: int) -> list[list[Candidate]]:
         if all(p.where is None for p in probes):  # one batched query
             found = self.store.query(self.collection, np.stack([p.vector for p in probes]), n)
         else:
-            found = [self.store.query(self.collection, p.vector[None, :], n, where=p.where)[0] for p in probes]
+            found = [self.ranked(p, n) for p in probes]
         return [[Candidate(cid, s, rank, s) for rank, (cid, s) in enumerate(one, start=1)] for one in found]
 
 
@@ -92,7 +96,7 @@ class FusedSearch:
         out = []
         for p in probes:
             lexical = self.lexical.ranked(p, n)
-            dense = self.dense.store.query(self.dense.collection, p.vector[None, :], n, p.where)[0]
+            dense = self.dense.ranked(p, n)
             out.append(fuse_rrf(dense, lexical, self.lexical_weight, self.rrf_k) if self.fusion == "rrf"
                        else fuse_weighted(dense, lexical, self.lexical_weight))
         return out
