@@ -6,7 +6,7 @@ to the wall time its calls alone must take.
 - Rule backend: CHOP (tokenise, 500/100 windows, rule CNMs and continuity decisions) over the folder's documents
   joined into one stream; windows per second, medians of 3 runs.
 - OpenAI-compatible path: the same chunker, first `--windows` windows, against a real HTTP server on loopback
-  (tests/fault_server.py, a separate process) that answers every call after exactly `--delay` seconds, so the
+  (bench/fault_server.py, a separate process) that answers every call after exactly `--delay` seconds, so the
   model's own time is known and fixed. CHOP makes n-1 continuity calls, then one CNM call per segment start
   (the server always answers "same", so one); at concurrency c the calls alone take
   ceil((n-1)/c) * delay + delay. The rest is ours: HTTP client, prompts, parsing, the answer cache (a fresh one
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, metavar="OUT")
     args = parser.parse_args(argv)
 
-    from tests.fault_server import FaultServer
+    from bench.local_servers import FaultServer
 
     doc = joined_document(args.data)
     report: dict[str, Any] = {"data": str(args.data), "rule": rule_throughput(doc, args.repeat), "openai": []}

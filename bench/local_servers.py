@@ -1,6 +1,6 @@
 """Servers started as child processes on loopback: the app (`streamlit run app.py`) and the real services the tests
 and benchmarks run against (a `chroma run` server, `ChromaServer`; llama.cpp's OpenAI-compatible server, the fault
-server); and the Debian chromium that the browser tests and benchmarks drive the app with (`CHROMIUM`,
+server, `FaultServer`); and the Debian chromium that the browser tests and benchmarks drive the app with (`CHROMIUM`,
 `CHROMIUM_ARGS`).
 
 The tests, `bench.load`, `bench.scale` and `scripts/bench_app.py` all need the same three steps (pick a free port,
@@ -10,6 +10,7 @@ SIGKILL), so they live here once.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -17,8 +18,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from bench.fault_server import FAULTS
 from core.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +119,47 @@ class ChromaServer(ChildServer):
         super().__init__([str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)], port,
                          "/api/v2/heartbeat", "chroma server", log_path=path.parent / f"chroma-server-{port}.log")
         self.path = path
+
+
+class FaultServer(ChildServer):
+    """The fault server (bench/fault_server.py: an OpenAI-compatible chat server that misbehaves on cue) as a child
+    process; `script` sets the faults it plays next, `start` waits until it answers, `kill` is SIGKILL."""
+
+    def __init__(self, port: int | None = None, exit_after: int | None = None, delay: float = 0.0) -> None:
+        port = port or free_port()
+        cmd = [sys.executable, "-m", "bench.fault_server", "--port", str(port), "--delay", str(delay)]
+        if exit_after is not None:
+            cmd += ["--exit-after", str(exit_after)]
+        super().__init__(cmd, port, "/v1/models", "fault server", timeout=20.0)
+        self.exit_after = exit_after
+        self.delay = delay
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def _call(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        data = json.dumps(payload).encode() if payload is not None else None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return json.loads(resp.read())
+
+    def script(self, faults: Sequence[str] = (), default: str = "ok", retry_after: int = 1) -> None:
+        unknown = set(faults) - set(FAULTS) | ({default} - set(FAULTS))
+        assert not unknown, f"unknown faults {unknown}"
+        self._call("/_plan", {"faults": list(faults), "default": default, "retry_after": retry_after})
+
+    def stats(self) -> dict[str, Any]:
+        return self._call("/_stats")
+
+    def requests(self) -> int:
+        """Chat requests served since the last `script` (every fault counts, retries too)."""
+        return sum(self.stats()["served"].values())
+
+    def wait_dead(self, timeout: float = 30.0) -> None:
+        assert self.proc is not None
+        self.proc.wait(timeout=timeout)
 
 
 def streamlit_app(workspace: Path, port: int | None = None, log_path: Path | None = None) -> ChildServer:

@@ -1,11 +1,11 @@
 """Coverage-guided fuzzing of the file loaders with atheris (libFuzzer for Python), beside the hypothesis tests
-in tests/test_loader_fuzz.py. Not part of the test suite: atheris runs until stopped or out of runs.
+in tests/unit/test_loader_fuzz.py. Not part of the test suite: atheris runs until stopped or out of runs.
 
     pip install atheris==3.0.0          # a manylinux wheel for CPython 3.11; not in requirements-test.txt
     python scripts/fuzz_loaders.py -runs=200000 -max_len=4096 [corpus_dir]
 
 The first input byte picks the file type, the rest is the file. Any exception other than DocumentError is a
-crash: atheris prints it and writes the input to crash-<hash> for tests/test_loader_fuzz.py to grow a case from.
+crash: atheris prints it and writes the input to crash-<hash> for tests/unit/test_loader_fuzz.py to grow a case from.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """Shared fixtures: a throwaway workspace, the real bundled MiniLM embedder, and ../shared/data when present.
 
-Tests that need ../shared/data (marked `data`, or reaching a data set through `shared_dataset`) skip when it is
-missing, with a reason naming what is missing; on CI (the environment variable CI is "true") a missing data set
-fails them instead, so a CI run cannot pass by skipping what it was meant to check.
+Tests that need ../shared/data (marked `data`, or reaching a data set through `tests.support.data.shared_dataset`)
+skip when it is missing, with a reason naming what is missing; on CI (the environment variable CI is "true") a
+missing data set fails them instead, so a CI run cannot pass by skipping what it was meant to check.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import NoReturn
 
 import pytest
 
@@ -17,35 +15,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import core.catalog  # noqa: E402, F401  (the composition root: every chunker, method and service)
-
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
-
-
-def on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() == "true"
-
-
-def missing_shared_data(what: str) -> NoReturn:
-    """Skip the current test because `what` is missing, or fail it on CI."""
-    if on_ci():
-        pytest.fail(f"CI=true and {what}; CI must provide the shared data sets (a local run would skip this test)",
-                    pytrace=False)
-    pytest.skip(f"{what} (put the shared data sets at {SHARED_DATA} to run this test)")
-
-
-def shared_dataset(name: str) -> Path:
-    """The folder of shared data set `name`: skipped when missing, a failure on CI."""
-    path = SHARED_DATA / name
-    if not (path / "corpus.jsonl").exists():
-        missing_shared_data(f"shared data set '{name}' is missing ({path / 'corpus.jsonl'} does not exist)")
-    return path
+from tests.support import data  # noqa: E402
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked `data` needs ../shared/data: skipped without it, a failure on CI."""
-    if item.get_closest_marker("data") is not None and not SHARED_DATA.is_dir():
-        missing_shared_data(f"the shared data folder {SHARED_DATA} is missing")
+    if item.get_closest_marker("data") is not None and not data.SHARED_DATA.is_dir():
+        data.missing_shared_data(f"the shared data folder {data.SHARED_DATA} is missing")
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,9 @@ import time
 import pytest
 
 from core.workbench import DEFAULT_SPECS
-from tests.browser.test_browser import SHOTS, add_pdfs, nav
-from tests.conftest import ROOT
-from tests.pdfs import sample_manual_pdf
+from tests.support.browser import SHOTS, add_pdfs, nav
+from tests.support.data import ROOT
+from tests.support.pdfs import sample_manual_pdf
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import pytest
 from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_file
 from core.pageview import load_page, place_chunks
-from tests.browser.test_browser import SHOTS, add_pdfs, nav
-from tests.conftest import ROOT
+from tests.support.browser import SHOTS, add_pdfs, nav
+from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import expect
 
 from core.report_html import render_html
-from tests.browser.test_browser import SHOTS
-from tests.conftest import ROOT
+from tests.support.browser import SHOTS
+from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow
 

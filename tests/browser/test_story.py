@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from core.workbench import DEFAULT_SPECS
-from tests.browser.test_browser import SHOTS, nav
-from tests.pdfs import make_pdf
+from tests.support.browser import SHOTS, nav
+from tests.support.pdfs import make_pdf
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,23 @@
+"""The `extract` CNM backend in the app (AppTest, in-process): offered in the sidebar, and the inspector says where
+each of CHOP's tags came from (the backend itself: tests/unit/test_cnm_extract.py)."""
+
+from __future__ import annotations
+
+from tests.support.appflow import click, new_session, run_chunks
+
+
+def test_the_app_offers_the_extractor_and_chop_carries_its_sources(tmp_path, monkeypatch):
+    at = new_session(monkeypatch, tmp_path / "ws")
+    [backend] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    backend.select("extract")
+    at = click(at, "Save settings")
+    at.switch_page("pages/documents.py").run()
+    at = run_chunks(click(at, "Load the sample set"))
+    chunks = at.session_state["runs"]["results"]["chop"].run.chunks
+    assert all(c.meta["cnm_sources"] for c in chunks) and chunks[0].meta["cnm"]["model"]
+    # the inspector says where each tag came from, and why each FALSE decision fired
+    at.switch_page("pages/cnm_inspector.py").run()
+    assert not at.exception
+    [frame] = [f.value for f in at.dataframe if "tag from" in f.value.columns]
+    assert frame["tag from"].str.contains("model: title").all()
+    assert frame["tag from"].str.contains("nouns: keyphrase").all()

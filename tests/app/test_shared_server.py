@@ -1,0 +1,193 @@
+"""Who may send which key where, and what one browser session can change for another (docs/SECURITY.md).
+
+Real app sessions through AppTest, and a real HTTP server on loopback (on a thread of the test) that records every
+request it gets and answers as an OpenAI-compatible embedding server would. The server's key is a canary in
+OPENAI_API_KEY. Which address scripts/run-app.sh listens on: tests/integration/test_run_app_listening.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.keys import KeyRing
+from core.server_config import load_server_config, resolve_mode
+from core.settings import load_settings
+from tests.support.appflow import click
+from tests.support.corpora import MANUAL
+from tests.support.data import ROOT
+from tests.support.http_json import send_json
+
+SERVER_KEY = "sk-server-CANARY-0b7c51e2"
+VISITOR_KEY = "sk-visitor-CANARY-93d1aa04"
+
+
+class Recorder:
+    """An OpenAI-compatible embedding server on loopback that keeps the Authorization header of every request."""
+
+    def __init__(self) -> None:
+        seen = self.seen = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                seen.append({"path": self.path, "authorization": self.headers.get("Authorization", "")})
+                texts = body.get("input") or []
+                data = [{"object": "embedding", "index": i, "embedding": [1.0, float(len(t) % 7), 0.5, 0.25]}
+                        for i, t in enumerate(texts)]
+                send_json(self, 200, {"object": "list", "data": data, "model": body.get("model", "x"),
+                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def keys_seen(self) -> set[str]:
+        return {r["authorization"].removeprefix("Bearer ") for r in self.seen}
+
+
+@pytest.fixture()
+def recorder():
+    server = Recorder()
+    yield server
+    server.httpd.shutdown()
+
+
+def session(monkeypatch, ws, mode: str = "local") -> AppTest:
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(ws))
+    monkeypatch.setenv("CHUNKLENS_MODE", mode)
+    monkeypatch.setenv("OPENAI_API_KEY", SERVER_KEY)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = ["naive-500t"]
+    return at.run()
+
+
+def type_into(at: AppTest, fields: dict[str, str]) -> AppTest:
+    if not any(t.label == "API key (this session only)" for t in at.text_input):  # the sidebar shows on Home
+        at.switch_page("app.py").run()
+    for label, value in fields.items():
+        [field] = [t for t in at.text_input if t.label == label]
+        field.input(value)
+    return click(at, "Save settings")
+
+
+def upload_and_run(at: AppTest) -> AppTest:
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([("breeze.md", MANUAL, "text/plain")]).run()
+    at = click(at, "Add uploaded files")
+    at.switch_page("pages/chunks.py").run()
+    return click(at, "Run chunkers")
+
+
+def test_an_address_typed_by_visitor_a_gets_nothing_from_visitor_b(monkeypatch, tmp_path, recorder):
+    ws = tmp_path / "ws"
+    a = type_into(session(monkeypatch, ws), {"Embedder": "openai:text-embedding-3-small",
+                                             "Embedding server base URL": recorder.url})
+    assert a.session_state["settings"].embedder_base_url == recorder.url
+    b = upload_and_run(session(monkeypatch, ws))
+    assert not b.exception
+    assert b.session_state["settings"].embedder_base_url == ""
+    assert recorder.seen == []  # B's documents and the server's key went nowhere near A's address
+
+
+def test_an_address_a_visitor_types_never_gets_the_server_key_in_their_own_session(monkeypatch, tmp_path,
+                                                                                    recorder):
+    at = type_into(session(monkeypatch, tmp_path / "ws"), {"Embedder": "openai:text-embedding-3-small",
+                                                           "Embedding server base URL": recorder.url})
+    at = upload_and_run(at)
+    assert not at.exception and recorder.seen  # the visitor's own run went to the visitor's own server...
+    assert SERVER_KEY not in recorder.keys_seen()  # ...without the server's key
+    recorder.seen.clear()
+    at = type_into(at, {"API key (this session only)": VISITOR_KEY})
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([("kettle.txt", b"Descale the kettle every month.", "text/plain")]).run()
+    at = click(at, "Add uploaded files")
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")  # the new document's texts are embedded now, with the key this visitor typed
+    assert not at.exception and recorder.keys_seen() == {VISITOR_KEY}
+
+
+def test_the_operator_address_gets_the_server_key(monkeypatch, tmp_path, recorder):
+    """The control: the key does go where the operator said, so the tests above can fail."""
+    config = tmp_path / "server.toml"
+    config.write_text(f'embedders = ["openai:text-embedding-3-small", "bundled:minilm-fp32"]\n'
+                      f'embedder_base_url = "{recorder.url}"\n')
+    monkeypatch.setenv("CHUNKLENS_CONFIG", str(config))
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    assert at.session_state["settings"].embedder == "openai:text-embedding-3-small"  # the operator's first offer
+    [embedder] = [s for s in at.selectbox if s.label == "Embedder"]
+    embedder.select("bundled:minilm-fp32")
+    at = click(at, "Save settings")
+    assert at.session_state["settings"].embedder == "bundled:minilm-fp32"
+    [embedder] = [s for s in at.selectbox if s.label == "Embedder"]
+    embedder.select("openai:text-embedding-3-small")
+    at = upload_and_run(click(at, "Save settings"))
+    assert not at.exception
+    assert recorder.keys_seen() == {SERVER_KEY}
+
+
+def test_a_shared_server_offers_no_address_workspace_or_limit_to_visitors(monkeypatch, tmp_path):
+    ws = tmp_path / "ws"
+    at = session(monkeypatch, ws, mode="shared")
+    labels = {w.label for w in [*at.text_input, *at.number_input, *at.selectbox]}
+    for operator_only in ("Embedding server base URL", "LLM base URL", "Chroma server (host:port)",
+                          "Workspace folder", "Upload limit per file (MB)", "LGMGC scorer model", "LLM model"):
+        assert operator_only not in labels
+    assert {"Top k", "Retrieval (every chunker alike)", "Embedder", "API key (this session only)"} <= labels
+    [embedder] = [s for s in at.selectbox if s.label == "Embedder"]
+    assert "openai:text-embedding-3-small" not in embedder.options  # only what the operator offers
+    [top_k] = [n for n in at.number_input if n.label == "Top k"]
+    top_k.set_value(11)
+    at = click(at, "Save settings")
+    assert at.session_state["settings"].top_k == 11
+    assert not (ws / "settings.json").exists()  # a visitor never writes the server's settings
+    other = session(monkeypatch, ws, mode="shared")
+    assert other.session_state["settings"].top_k == 5  # nor changes another visitor's
+    lib = at.query_params["lib"]
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    again.query_params["lib"] = lib
+    assert again.run().session_state["settings"].top_k == 11  # the visitor's choices stay with their library
+
+
+def test_the_key_rule():
+    ring = KeyRing(SERVER_KEY, frozenset({"", "http://10.0.0.5:8000/v1"}))
+    assert ring.key_for(None) == ring.key_for("") == SERVER_KEY
+    assert ring.key_for("HTTP://10.0.0.5:8000/v1/") == SERVER_KEY
+    assert ring.key_for("http://attacker.example/v1") is None
+    visitor = KeyRing(SERVER_KEY, frozenset({""}), VISITOR_KEY)
+    assert visitor.key_for("http://attacker.example/v1") == VISITOR_KEY  # the visitor's own key, to their address
+    assert SERVER_KEY not in repr(visitor) and VISITOR_KEY not in repr(visitor)
+
+
+def test_modes_and_the_operator_file(tmp_path):
+    assert resolve_mode(load_server_config(tmp_path / "none.toml", {}), "127.0.0.1") == "local"
+    assert resolve_mode(load_server_config(tmp_path / "none.toml", {}), None) == "shared"  # Streamlit: every interface
+    assert resolve_mode(load_server_config(tmp_path / "none.toml", {}), "0.0.0.0") == "shared"
+    assert resolve_mode(load_server_config(tmp_path / "none.toml", {"CHUNKLENS_MODE": "shared"}), "::1") == "shared"
+    path = tmp_path / "server.toml"
+    path.write_text('chroma_server = "10.0.0.9:8000"\nmax_upload_mb = 20\n')
+    config = load_server_config(path, {"CHUNKLENS_MAX_UPLOAD_MB": "10"})
+    assert (config.chroma_server, config.max_upload_mb) == ("10.0.0.9:8000", 10)  # the environment wins
+    path.write_text("chroma_server = [\n")
+    from core.errors import ConfigError
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_server_config(path, {})
+    path.write_text('api_key = "sk-in-a-file"\n')
+    with pytest.raises(ConfigError, match="api_key"):
+        load_server_config(path, {})
+
+
+def test_a_local_save_keeps_addresses_out_of_the_settings_file(monkeypatch, tmp_path):
+    ws = tmp_path / "ws"
+    at = type_into(session(monkeypatch, ws), {"LLM base URL": "http://user:secret@10.1.2.3:9/v1",
+                                              "Chroma server (host:port)": "10.1.2.3:8000"})
+    saved = load_settings(ws)
+    assert (saved.llm_base_url, saved.chroma_server) == ("", "")
+    assert "secret" not in (ws / "settings.json").read_text()
+    assert "secret" not in " ".join(c.value for c in at.sidebar.caption)

@@ -1,0 +1,1 @@
+"""Bench tests: smoke tests of the benchmark modules (bench.*) and their committed results."""

@@ -1,0 +1,64 @@
+"""ChromaDB: the embedded client and a real `chroma run` server give the same answers; reuse works."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.chunkers.registry import make_chunker
+from core.ingest.documents import Document
+from core.pipeline import chunk_documents, index_run
+from core.store.index import StoreSettings, VectorStore
+from core.store.retrieval import Retriever
+from tests.support.chroma_server import chroma_server
+
+DOCS = [
+    Document("ac", "Air conditioner", "Clean the air filter every two weeks. Rinse it in lukewarm water.\n\n"
+             "Error E4 means the indoor temperature sensor failed. Call service.\n\n"
+             "The remote control uses two AAA batteries. Replace them yearly."),
+    Document("cam", "Camera", "Charge the camera battery for three hours before first use.\n\n"
+             "Press the shutter halfway to focus, then fully to take the picture.\n\n"
+             "Clean the lens with a soft dry cloth only."),
+]
+QUERIES = ["how often should I clean the filter", "what does E4 mean", "how long to charge the battery",
+           "how do I focus", "which batteries does the remote take"]
+
+
+def _answers(store, embedder):
+    run = chunk_documents(DOCS, make_chunker("sentence:max_tokens=20"))
+    indexed = index_run(run, DOCS, embedder, store)
+    hits = Retriever(store, indexed.collection, run.chunks, embedder).search_many(QUERIES, 3)
+    return indexed, [[(h.chunk.chunk_id, round(h.score, 4)) for h in found] for found in hits]
+
+
+@pytest.mark.slow
+def test_embedded_and_server_give_the_same_results(tmp_path, cached_minilm):
+    _, embedded = _answers(VectorStore(StoreSettings(path=tmp_path / "embedded")), cached_minilm)
+    with chroma_server(tmp_path / "server-data") as port:
+        _, served = _answers(VectorStore(StoreSettings(host="127.0.0.1", port=port)), cached_minilm)
+    assert embedded == served
+    assert embedded[0][0][0].startswith("ac#") and embedded[2][0][0].startswith("cam#")
+
+
+def test_reindexing_the_same_inputs_reuses_the_collection(tmp_path, cached_minilm):
+    store = VectorStore(StoreSettings(path=tmp_path / "db"))
+    first, answers1 = _answers(store, cached_minilm)
+    # a new client on the same folder, as after a restart
+    second, answers2 = _answers(VectorStore(StoreSettings(path=tmp_path / "db")), cached_minilm)
+    assert not first.reused and first.texts_embedded > 0
+    assert second.reused and second.texts_embedded == 0
+    assert first.collection == second.collection and answers1 == answers2
+
+
+def test_incomplete_collection_is_rebuilt(tmp_path, cached_minilm):
+    store = VectorStore(StoreSettings(path=tmp_path / "db"))
+    first, _ = _answers(store, cached_minilm)
+    store.client.get_collection(first.collection).modify(metadata={"complete": False})
+    again, _ = _answers(store, cached_minilm)
+    assert not again.reused
+
+
+def test_unreachable_server_is_a_clear_error():
+    from core.errors import StoreError
+
+    with pytest.raises(StoreError, match="cannot open chroma server"):
+        VectorStore(StoreSettings(host="127.0.0.1", port=9))

@@ -1,0 +1,202 @@
+"""The `extract` CNM backend (core.methods.chop.extract): tag accuracy on the sample set, the eurorack modules and
+the Galaxy manuals, separate and joined; the keyphrase method against hand-labelled windows; no product of our sets
+in its vocabulary; sources and cuts in the chunk meta."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from core.chunkers.base import ChunkerContext
+from core.chunkers.registry import make_chunker
+from core.ingest.datasets import attach_gold, joined, load_dataset
+from core.methods.chop import extract
+from core.methods.chop.accuracy import cnm_accuracy
+from core.methods.chop.extract import DOCUMENT_WORDS, SECTION_WORDS, ExtractCnm, stopwords
+from core.methods.chop.rules import VARIANT_WORDS
+from core.pipeline import chunk_documents
+from core.workbench import sample_folder
+from tests.support.data import ROOT, shared_dataset
+
+FIXTURE = ROOT / "tests" / "fixtures" / "cnm_nouns.json"
+
+
+def _accuracy(dataset, join: bool):
+    docs = joined(dataset).documents if join else dataset.documents
+    run = chunk_documents(docs, make_chunker("chop", ChunkerContext(llm=ExtractCnm())))
+    return cnm_accuracy(run.chunks, docs), run
+
+
+@pytest.mark.parametrize("join", [False, True])
+def test_the_sample_set_is_tagged_right_separate_and_joined(join):
+    acc, run = _accuracy(load_dataset(sample_folder()), join)
+    assert acc.model_accuracy >= 0.9 and acc.category_accuracy >= 0.9 and acc.empty_rate == 0
+    if join:  # each manual's tag is read from its own title, after the cut
+        fresh = [c for c in run.chunks if c.meta["cnm_source"] == "extracted"]
+        assert len(fresh) == 7 and all(c.meta["cnm_sources"]["model"] == "heading" for c in fresh)
+        assert all(c.meta["continuity_reason"].startswith("new title") for c in fresh[1:])
+
+
+@pytest.mark.parametrize("join", [False, True])
+def test_eurorack_models_named_by_words(join):
+    acc, _ = _accuracy(load_dataset(shared_dataset("eurorack_modules")), join)
+    assert acc.model_accuracy >= 0.8
+
+
+def _galaxy():
+    return attach_gold(load_dataset(shared_dataset("emanual_galaxy")), ROOT / "docs" / "gold" / "emanual_galaxy.json")
+
+
+def test_galaxy_manuals_separate():
+    acc, _ = _accuracy(_galaxy(), join=False)
+    assert acc.model_accuracy >= 0.9
+
+
+def test_galaxy_manuals_joined_beat_the_rule_backend():
+    """7 of the 19 Galaxy manuals (A50, Note 9, S7 Active, S8, Tab A 8.0, Tab S6, Z Flip; 37% of the text) never name
+    their own model, so no reading of the joined text reaches 0.90 (measured 0.29, docs/METHODS.md);
+    what holds is that the extractor finds more of them than the rule backend's lexicon (0.00 here)."""
+    from core.methods.chop.rules import RuleCnm
+
+    galaxy = _galaxy()
+    acc, _ = _accuracy(galaxy, join=True)
+    docs = joined(galaxy).documents
+    rule = cnm_accuracy(chunk_documents(docs, make_chunker("chop", ChunkerContext(llm=RuleCnm()))).chunks, docs)
+    assert acc.model_accuracy >= 0.25 and acc.model_accuracy > rule.model_accuracy
+
+
+def test_a_share_of_the_galaxy_text_never_names_its_model():
+    """Why the joined Galaxy target is out of reach: the ceiling of any tagger that reads only the stream."""
+    gold = json.loads((ROOT / "docs" / "gold" / "emanual_galaxy.json").read_text())["documents"]
+    docs = load_dataset(shared_dataset("emanual_galaxy")).documents
+    silent = [d for d in docs if not re.search(re.escape(gold[d.doc_id]["model"]).replace(r"\ ", r"\s?"), d.text)]
+    share = sum(len(d.text) for d in silent) / sum(len(d.text) for d in docs)
+    assert len(silent) == 7 and share > 0.3
+
+
+# ---- real PDF manuals of kinds none of our sets holds ------------------------------------------------------
+
+DEBIAN = ROOT / "tests" / "fixtures" / "debian"
+
+
+@pytest.mark.parametrize("name", ["libtasn1.pdf", "avrdude.pdf"])
+def test_a_debian_pdf_uploaded_alone_is_tagged_with_its_own_type_and_name(name):
+    """Each PDF as a new user uploads it, alone: every chunk carries the product type its first page states and
+    the name it opens with, and the manual's chapters ("1 Introduction", "Concept Index") never cut it."""
+    from core.ingest.documents import load_file
+    from core.methods.chop.accuracy import categories_match
+    from core.methods.chop.rules import models_match
+
+    gold = json.loads((DEBIAN / "gold.json").read_text())["documents"][name]
+    doc = load_file(DEBIAN / name)
+    run = chunk_documents([doc], make_chunker("chop", ChunkerContext(llm=ExtractCnm())))
+    tags = [c.meta["cnm"] for c in run.chunks]
+    assert len(tags) > 20 and all(t["category"] and t["model"] for t in tags)
+    assert all(categories_match(gold["category"], t["category"]) for t in tags)
+    assert all(models_match(gold["model"], t["model"]) for t in tags)
+    assert run.traces[doc.doc_id]["decisions"].count(False) == 0
+    first = run.chunks[0].meta["cnm_sources"]
+    assert (first["model"], first["category"]) == ("title", "description")
+
+
+# ---- no product of our sets in what the extractor knows ------------------------------------------------------
+
+
+def _our_products() -> list[str]:
+    names = []
+    for d in load_dataset(sample_folder()).documents:
+        names += [d.cnm["model"], d.cnm["category"], d.title.split()[0]]  # model, category, brand
+    gold = json.loads((ROOT / "docs" / "gold" / "emanual_galaxy.json").read_text())["documents"]
+    names += [g["model"] for g in gold.values()] + ["Galaxy", "Samsung", "smartphone", "smartwatch"]
+    return sorted(set(names))
+
+
+def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
+    vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(SECTION_WORDS) | set(VARIANT_WORDS)
+    source = Path(extract.__file__).read_text(encoding="utf-8")
+    found = []
+    for name in _our_products():
+        if name.lower() in vocabulary or re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", source, re.IGNORECASE):
+            found.append(name)
+    assert "fan" in _our_products() and "S10 Lite" in _our_products()
+    assert found == []
+
+
+# ---- nouns: the keyphrase method against hand-labelled windows ----------------------------------------------
+
+SETS = {"sample": lambda: sample_folder(), "eurorack_modules": lambda: shared_dataset("eurorack_modules"),
+        "emanual_galaxy": lambda: shared_dataset("emanual_galaxy")}
+
+
+def _words(phrase: str) -> set[str]:
+    return {re.sub(r"s$", "", w) for w in re.findall(r"[a-z]+", phrase.lower())}
+
+
+def noun_precision(method: str, sets: tuple[str, ...]) -> float:
+    """Mean share of a window's (up to two) nouns that name one of its labelled phrases (all words of the shorter
+    phrase in the longer one, plurals folded)."""
+    windows = json.loads(FIXTURE.read_text())["windows"]
+    scores = []
+    for name in sets:
+        docs = load_dataset(SETS[name]()).documents
+        backend = ExtractCnm(noun_method=method).learned(docs)
+        by_id = {d.doc_id: d for d in docs}
+        for w in (w for w in windows if w["set"] == name):
+            pred = backend.keyphrases(by_id[w["doc_id"]].text[w["start"]:w["end"]])
+            hits = [any(_words(p) <= _words(g) or _words(g) <= _words(p) for g in w["nouns"]) for p in pred]
+            scores.append(sum(hits) / max(len(pred), 1))
+    return sum(scores) / len(scores)
+
+
+def test_the_hand_labelled_windows_are_well_formed():
+    data = json.loads(FIXTURE.read_text())
+    assert len(data["windows"]) == 24 and all(len(w["nouns"]) >= 5 for w in data["windows"])
+    assert {w["set"] for w in data["windows"]} == set(SETS)
+
+
+def test_tfidf_keyphrases_beat_yake_on_the_sample_windows():
+    tfidf, yake = noun_precision("tfidf", ("sample",)), noun_precision("yake", ("sample",))
+    assert tfidf >= 0.7 and tfidf > yake
+
+
+def test_tfidf_keyphrases_beat_yake_on_every_labelled_window():
+    for name in ("eurorack_modules", "emanual_galaxy"):
+        SETS[name]()  # skipped when the shared data is missing
+    sets = tuple(SETS)
+    tfidf, yake = noun_precision("tfidf", sets), noun_precision("yake", sets)
+    assert tfidf >= 0.7 and tfidf > yake + 0.1
+
+
+# ---- the backend on its own ----------------------------------------------------------------------------------
+
+
+def test_titles_split_into_model_and_product_type():
+    b = ExtractCnm()
+    assert (b.name_of("# Brandco QX9 Cordless Drill — User Manual").model, b.name_of(
+        "Brandco QX9 Cordless Drill — User Manual").category) == ("Brandco QX9", "Cordless Drill")
+    assert b.name_of("Pad B 7.0 user guide").model == "Pad B 7.0"
+    assert b.name_of("QX9 Lite owner's manual").model == "QX9 Lite"  # the variant stays part of the model
+
+
+def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
+    from core.ingest.documents import Document
+
+    docs = [Document("a", "Brandco QX9 Drill manual", "The QX9 drill. " * 20),
+            Document("b", "Brandco QX9 Lite Drill manual", "The QX9 Lite drill. " * 20),
+            Document("c", "Brandco RT4 Saw manual", "The RT4 saw. " * 20)]
+    shared = ExtractCnm()
+    b = shared.learned(docs)
+    questions = ["How do I charge the QX9 Lite?", "Does the QX9 have a light?", "Blade of the RT4 saw"]
+    assert [r.cnm.model for r in b.extract(questions)] == ["QX9 Lite", "QX9", "RT4"]
+    assert shared.library.models == []  # the backend the services share learned nothing
+    # the retrieval policy tags questions against the models a run's chunks carry, with no library at all
+    assert [r.cnm.model for r in shared.tag_queries(questions, ["RT4", "QX9", "QX9 Lite"])] == \
+        ["QX9 Lite", "QX9", "RT4"]
+    # a year two models end with names neither of them; a tail only one model has names it
+    assert [r.cnm.model for r in shared.tag_queries(["Shades 2020: what is the lifetime?", "Does the QX9 drill?"],
+                                                    ["Ripples 2020", "Shades 2020", "Brandco QX9"])] == \
+        ["Shades 2020", "Brandco QX9"]
+    assert ExtractCnm().key == "extract:v2" and ExtractCnm(noun_method="yake").key == "extract:v2:nouns=yake"
