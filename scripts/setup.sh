@@ -30,24 +30,50 @@ install_once() {  # install a requirements file unless the same file was install
   cp "$file" "$stamp"
 }
 
+stamped() { [ -f ".venv/.installed-$(basename "$1")" ] && cmp -s "$1" ".venv/.installed-$(basename "$1")"; }
+
+# The test set-up's two slow steps need no Python package of ours, so they start first and run in the background
+# while the packages download and install: compiling llama.cpp (most of the set-up: all of it runs on the CPU)
+# and Debian's chromium (apt). Each writes its log under .venv/setup-logs; a failure prints the log's tail.
+mkdir -p .venv/setup-logs
+LLAMA_PID=""; CHROMIUM_PID=""
+if [ "$TEST" = 1 ] && [ -f requirements-server.txt ] && ! stamped requirements-server.txt; then
+  # llama-cpp-python builds llama.cpp from source, as a wheel into .venv/wheels that the install below takes.
+  # -DGGML_NATIVE=OFF: a native build on a CPU with AMX takes ggml's AMX kernels, which crash on the first decode
+  # (ggml-org/llama.cpp#20824), so build for the portable x86-64 set (AVX2, FMA, F16C) instead. -DLLAVA_BUILD=OFF:
+  # no multimodal library (the tests serve a text model; llama_cpp loads that library only for image chats).
+  # --no-cache-dir keeps pip from reusing a wheel built with other flags.
+  LLAMA=$(grep -E '^llama-cpp-python' requirements-server.txt)
+  echo "building $LLAMA in the background (log: .venv/setup-logs/llama.log)"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" .venv/bin/pip wheel --no-deps --no-cache-dir \
+    -w .venv/wheels "$LLAMA" >.venv/setup-logs/llama.log 2>&1 &
+  LLAMA_PID=$!
+fi
+if [ "$TEST" = 1 ] && [ -d tests/browser ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "installing Debian's chromium for the browser tests in the background (log: .venv/setup-logs/chromium.log)"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  ($SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium) >.venv/setup-logs/chromium.log 2>&1 &
+  CHROMIUM_PID=$!
+fi
+wait_for() {  # wait_for PID WHAT LOG: wait for a background step, or stop with its log's tail
+  if [ -n "$1" ] && ! wait "$1"; then
+    echo "set-up failed: $2 (the end of $3 follows)" >&2
+    tail -n 40 "$3" >&2
+    exit 1
+  fi
+}
+
 install_once requirements.txt
 if [ -f requirements-nodeps.txt ]; then install_once requirements-nodeps.txt --no-deps; fi
-
 if [ "$TEST" = 1 ]; then
   install_once requirements-test.txt
-  if [ -f requirements-server.txt ]; then
-    # llama-cpp-python builds llama.cpp from source. A native build on a CPU with AMX takes ggml's AMX kernels,
-    # which crash on the first decode (ggml-org/llama.cpp#20824), so build for the portable x86-64 set (AVX2, FMA,
-    # F16C) instead; --no-cache-dir keeps pip from reusing a wheel built with other flags.
-    CMAKE_ARGS="-DGGML_NATIVE=OFF" install_once requirements-server.txt --no-cache-dir
-  fi
-  if ! command -v chromium >/dev/null 2>&1 && [ -d tests/browser ]; then
-    echo "installing Debian's chromium for the browser tests"
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq chromium >/dev/null
-  fi
 fi
 
 if [ "$BENCH" = 1 ]; then
   install_once requirements-bench.txt -c requirements.txt
 fi
+if [ "$TEST" = 1 ] && [ -f requirements-server.txt ]; then
+  wait_for "$LLAMA_PID" "building llama-cpp-python" .venv/setup-logs/llama.log
+  install_once requirements-server.txt --find-links .venv/wheels --only-binary llama-cpp-python
+fi
+wait_for "$CHROMIUM_PID" "installing chromium" .venv/setup-logs/chromium.log

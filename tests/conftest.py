@@ -1,4 +1,5 @@
-"""Shared fixtures: a throwaway workspace, the real bundled MiniLM embedder, and ../shared/data when present.
+"""Shared fixtures: a throwaway workspace, the real bundled MiniLM embedder, the sample set's vectors computed once
+per run (`sample_vectors`, `app_workspace`: tests.support.world), and ../shared/data when present.
 
 Tests that need ../shared/data (marked `data`, or reaching a data set through `tests.support.data.shared_dataset`)
 skip when it is missing, with a reason naming what is missing; on CI (the environment variable CI is "true") a
@@ -8,6 +9,7 @@ missing data set fails them instead, so a CI run cannot pass by skipping what it
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +46,27 @@ def workspace(tmp_path):
     from core.workspace import Workspace
 
     return Workspace.open(tmp_path / "ws")
+
+
+@pytest.fixture(scope="session")
+def sample_vectors(tmp_path_factory) -> Path:
+    """The sample set's vectors under the default settings (one cold guided demo and the default chunkers on the
+    separate manuals), computed once per test run; `app_workspace` copies them into a test's workspace."""
+    from tests.support.world import build_sample_vectors
+
+    return build_sample_vectors(tmp_path_factory.mktemp("sample-vectors"))
+
+
+@pytest.fixture()
+def app_workspace(tmp_path, monkeypatch, sample_vectors) -> Path:
+    """A fresh workspace folder (tmp_path/ws) that already holds the sample set's vectors and nothing else, named
+    by CHUNKLENS_WORKSPACE for the app under test: loading and chunking the sample set does all its work except
+    embedding texts the run has seen before."""
+    from tests.support.world import seed_workspace
+
+    ws = seed_workspace(tmp_path / "ws", sample_vectors)
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(ws))
+    return ws
 
 
 @pytest.fixture(autouse=True)

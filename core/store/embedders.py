@@ -4,6 +4,7 @@ default MiniLM on onnxruntime, built on the interface)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from core.store.embeddings import (
@@ -16,7 +17,7 @@ from core.store.embeddings import (
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
 )
-from core.store.onnx_embedder import OnnxMiniLMEmbedder
+from core.store.onnx_embedder import OnnxMiniLMEmbedder, default_model_folder
 
 
 def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "truncate", cache_dir: Path | None = None,
@@ -25,12 +26,34 @@ def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "trunca
     computing in int8), `bundled:all-MiniLM-L6-v2` (the same on torch, sentence-transformers), a local folder, a
     Hugging Face id, or `openai:<model>`."""
     inner: Embedder
-    if spec in (BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8):
-        inner = OnnxMiniLMEmbedder(long_text=long_text, precision="fp32" if spec == BUNDLED_MINILM_FP32 else "int8")
-    elif spec.startswith("openai:"):
+    if spec.startswith("openai:"):
         inner = OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
     else:
-        inner = SentenceTransformerEmbedder(spec, long_text=long_text)
+        inner = local_embedder(spec, long_text)
     if cache_dir is None:
         return inner
     return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"))
+
+
+_LOCAL: dict[tuple[str, str, str], Embedder] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def local_embedder(spec: str, long_text: LongText = "truncate") -> Embedder:
+    """The in-process model `spec` names, loaded once per process and shared by every caller that names it.
+
+    A model is read-only after loading and both local embedders are thread-safe, so the services of every
+    workspace, settings combination and session can share one: a second library, a second typed key or a second
+    test workspace costs a vector cache, not another copy of the model (about 90 MB each) and its thread pool. The
+    ONNX model folder is part of the key, since it may be set per process (CHUNKLENS_MODEL_CACHE)."""
+    key = (spec, long_text, str(default_model_folder()))
+    with _LOCAL_LOCK:
+        held = _LOCAL.get(key)
+        if held is None:
+            if spec in (BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8):
+                precision = "fp32" if spec == BUNDLED_MINILM_FP32 else "int8"
+                held = OnnxMiniLMEmbedder(long_text=long_text, precision=precision)
+            else:
+                held = SentenceTransformerEmbedder(spec, long_text=long_text)
+            _LOCAL[key] = held
+        return held

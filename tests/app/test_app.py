@@ -12,8 +12,7 @@ from tests.support.data import ROOT
 
 
 @pytest.fixture()
-def app(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+def app(app_workspace):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.session_state["specs"] = FAST_SPECS
     return at.run()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from tests.support.appflow import click, new_session, run_chunks
 
 
-def test_the_app_offers_the_extractor_and_chop_carries_its_sources(tmp_path, monkeypatch):
-    at = new_session(monkeypatch, tmp_path / "ws")
+def test_the_app_offers_the_extractor_and_chop_carries_its_sources(app_workspace, monkeypatch):
+    at = new_session(monkeypatch, app_workspace)
     [backend] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
     backend.select("extract")
     at = click(at, "Save settings")

@@ -11,8 +11,9 @@ from core.ingest.datasets import load_dataset, questions_jsonl
 from core.workbench import sample_folder
 
 
-def test_the_bench_compares_two_sets_over_the_same_documents(tmp_path):
+def test_the_bench_compares_two_sets_over_the_same_documents(tmp_path, sample_vectors):
     from bench.agreement import main
+    from tests.support.world import seed_workspace
 
     sample = load_dataset(sample_folder())
     generated = tmp_path / "generated"
@@ -21,8 +22,9 @@ def test_the_bench_compares_two_sets_over_the_same_documents(tmp_path):
     (generated / "questions.jsonl").write_bytes(questions_jsonl(sample.questions[::3]))
     (generated / "README.md").write_text("every third question of the sample set\n")
     out = tmp_path / "agreement.json"
+    ws = seed_workspace(tmp_path / "ws", sample_vectors)  # the sample set's vectors, computed once per test run
     assert main(["--gold", str(sample_folder()), "--generated", str(generated), "--chunkers",
-                 "naive-500t,recursive", "--qualify", "--workspace", str(tmp_path / "ws"),
+                 "naive-500t,recursive", "--qualify", "--workspace", str(ws),
                  "--out", str(out)]) == 0
     study = json.loads(out.read_text())
     assert set(study["agreement"]) == {"mrr@10", "hit@5"}

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from core.workbench import DEFAULT_SPECS
-from tests.support.browser import SHOTS, add_pdfs, nav
+from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav
 from tests.support.data import ROOT
 from tests.support.pdfs import sample_manual_pdf
 
@@ -34,18 +34,18 @@ def _judge(page, question: str, evidence: str) -> dict[str, float]:
     box.press("Enter")
     page.get_by_role("button", name="Ask every chunker").click()
     clicks += 1
-    page.get_by_text("Judge the hits").first.wait_for(timeout=120_000)
+    page.get_by_text("Judge the hits").first.wait_for(timeout=UI_WAIT)
     holder = page.locator("[data-hit]").filter(has_text=evidence).first
-    holder.wait_for(state="attached", timeout=30_000)
+    holder.wait_for(state="attached", timeout=UI_WAIT)
     hit = holder.get_attribute("data-hit")
     page.locator(f".st-key-judge-yes-{hit} button").first.click()
     clicks += 1
-    page.get_by_text("Which sentences hold the answer?").wait_for(timeout=60_000)
+    page.get_by_text("Which sentences hold the answer?").wait_for(timeout=UI_WAIT)
     page.get_by_test_id("stCheckbox").filter(has_text=evidence).first.click()
     clicks += 1
     page.get_by_role("button", name="Save evidence").click()
     clicks += 1
-    page.get_by_test_id("stTable").filter(has_text="judged").wait_for(timeout=60_000)
+    page.get_by_test_id("stTable").filter(has_text="judged").wait_for(timeout=UI_WAIT)
     return {"clicks": clicks, "seconds": round(time.perf_counter() - started, 1), "hit": hit}
 
 
@@ -53,7 +53,7 @@ def test_judged_hits_give_metrics_on_uploaded_pdfs_and_survive_a_reload(app_url,
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
     page = context.new_page()
     page.goto(app_url)
-    page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
+    page.get_by_role("heading", name="ChunkLens").wait_for(timeout=UI_WAIT)
     add_pdfs(page, {"aircon-225B.pdf": sample_manual_pdf("aircon-225B.md"),
                     "fan-F30.pdf": sample_manual_pdf("fan-F30.md")})
     nav(page, "Chunk & compare")
@@ -75,18 +75,18 @@ def test_judged_hits_give_metrics_on_uploaded_pdfs_and_survive_a_reload(app_url,
 
     # a reload is a new session: the judged questions are the library's
     page.reload()
-    page.get_by_role("heading", name="Query").wait_for(timeout=60_000)
+    page.get_by_role("heading", name="Query").wait_for(timeout=UI_WAIT)
     page.get_by_test_id("stSelectbox").filter(has_text="Question from the QA set").click()
     page.get_by_role("option", name=re.compile(r"^mine-1: How often")).click()
     page.get_by_role("button", name="Ask every chunker").click()
-    page.get_by_test_id("stTable").filter(has_text="judged").wait_for(timeout=120_000)
-    page.get_by_text("judged: answers").first.wait_for(timeout=60_000)
+    page.get_by_test_id("stTable").filter(has_text="judged").wait_for(timeout=UI_WAIT)
+    page.get_by_text("judged: answers").first.wait_for(timeout=UI_WAIT)
 
     nav(page, "Benchmark")
-    page.get_by_text("judged in the app: 2 documents, 2 questions").wait_for(timeout=60_000)
+    page.get_by_text("judged in the app: 2 documents, 2 questions").wait_for(timeout=UI_WAIT)
     page.get_by_role("button", name="Run benchmark").click()
     page.get_by_text("Benchmark finished").wait_for(timeout=900_000)
-    page.get_by_text("Top-1 collisions").first.wait_for(state="attached", timeout=60_000)
+    page.get_by_text("Top-1 collisions").first.wait_for(state="attached", timeout=UI_WAIT)
     page.screenshot(path=str(SHOTS / "judging-2-benchmark.png"), full_page=True)
     assert not page.get_by_test_id("stException").count()
     context.close()

@@ -8,7 +8,7 @@ import pytest
 from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_file
 from core.pageview import load_page, place_chunks
-from tests.support.browser import SHOTS, add_pdfs, nav
+from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav
 from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def test_boxes_of_two_chunkers_on_page_one_and_a_click_shows_the_chunk(app_url, 
     context = browser.new_context(viewport={"width": 1600, "height": 1200})
     page = context.new_page()
     page.goto(app_url)
-    page.get_by_role("heading", name="ChunkLens").wait_for(timeout=60_000)
+    page.get_by_role("heading", name="ChunkLens").wait_for(timeout=UI_WAIT)
     add_pdfs(page, {MANUAL.name: MANUAL.read_bytes()})
 
     nav(page, "Chunk & compare")
@@ -44,10 +44,10 @@ def test_boxes_of_two_chunkers_on_page_one_and_a_click_shows_the_chunk(app_url, 
     extra.press("Enter")
     page.get_by_role("button", name="Run chunkers").click()
     page.get_by_text("Ran 2 chunker(s)").wait_for(timeout=600_000)
-    page.get_by_text("Chunks on the page").wait_for(timeout=60_000)
+    page.get_by_text("Chunks on the page").wait_for(timeout=UI_WAIT)
     for spec in SPECS:
         figure = _figure(page, spec)
-        figure.wait_for(timeout=60_000)
+        figure.wait_for(timeout=UI_WAIT)
         assert figure.locator(".layer-below image, .layer-above image, image").count() >= 1, "the page image"
         boxes = figure.locator(".shapelayer path").count()
         assert boxes == expected[spec], f"{spec}: {boxes} boxes drawn on page 1, {expected[spec]} placed"
@@ -57,7 +57,7 @@ def test_boxes_of_two_chunkers_on_page_one_and_a_click_shows_the_chunk(app_url, 
 
     points = _figure(page, "naive-500t").locator(".scatterlayer .trace").first.locator("path.point")
     points.nth(3).click(force=True)
-    page.get_by_text(f"Chunk {first.chunk_id}").wait_for(timeout=60_000)
+    page.get_by_text(f"Chunk {first.chunk_id}").wait_for(timeout=UI_WAIT)
     card = page.locator(".st-key-page-fig-naive-500t").locator("xpath=..").inner_text()
     body = " ".join(page.inner_text("body").split())
     assert words in body, (words, card[:300])

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.report_html import render_html
-from tests.support.browser import SHOTS
+from tests.support.browser import SHOTS, UI_WAIT
 from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ def test_the_report_shows_its_tables_and_figures_offline(browser, tmp_path):
     path = tmp_path / "demo.html"
     path.write_text(render_html(report), encoding="utf-8")
     context, page, blocked, errors, _ = _open_offline(browser, path)
-    expect(page.locator(".js-plotly-plot")).to_have_count(7, timeout=60_000)
+    expect(page.locator(".js-plotly-plot")).to_have_count(7, timeout=UI_WAIT)
     expect(page.get_by_role("heading", name="What this shows")).to_be_visible()
     table = page.locator("table", has=page.get_by_role("columnheader", name="hit@1"))
     for spec in report["results"]:
@@ -78,7 +78,7 @@ def test_hostile_names_show_as_text_and_run_nothing(browser, tmp_path):
     path = tmp_path / "hostile.html"
     path.write_text(render_html(hostile), encoding="utf-8")
     context, page, blocked, errors, dialogs = _open_offline(browser, path)
-    expect(page.locator(".js-plotly-plot")).to_have_count(7, timeout=60_000)
+    expect(page.locator(".js-plotly-plot")).to_have_count(7, timeout=UI_WAIT)
     expect(page.get_by_role("heading", level=1)).to_have_text(f"ChunkLens comparison: {EVIL}")
     expect(page.get_by_role("cell", name=EVIL, exact=True).first).to_be_visible()
     heat = page.locator(".js-plotly-plot", has=page.locator("g.heatmaplayer"))

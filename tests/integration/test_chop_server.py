@@ -24,13 +24,6 @@ from tests.support.llm_server import LlamaServer
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = LlamaServer(tmp_path_factory.mktemp("llama")).start()
-    yield srv
-    srv.stop()
-
-
 def small_stream(words: int = 350) -> Document:
     """The start of two sample manuals joined: a few windows, one true join."""
     ds = load_dataset(ROOT / "sample_data" / "qa")
@@ -47,9 +40,9 @@ def backend(server, cache_dir, **kw) -> PromptedCnm:
     return PromptedCnm(LLMClient(chat, AnswerCache(cache_dir / "answers.sqlite")), **kw)
 
 
-def test_json_mode_call_counts_and_cached_rerun(server, tmp_path):
+def test_json_mode_call_counts_and_cached_rerun(llama, tmp_path):
     stream = small_stream()
-    llm = backend(server, tmp_path)
+    llm = backend(llama, tmp_path)
     chop = make_chunker("chop:size=200:overlap=40", ChunkerContext(llm=llm))
     result = chop.chunk(stream)
     chunks, n = result.chunks, len(result.chunks)
@@ -63,20 +56,20 @@ def test_json_mode_call_counts_and_cached_rerun(server, tmp_path):
             json.loads(c.meta["cnm_raw"])  # JSON mode with the schema: the raw answer itself is JSON
         if c.meta["continuity"] is not None:
             assert c.meta["continuity_error"] is None
-    again = backend(server, tmp_path)  # a fresh client on the same answer cache: a rerun pays nothing
+    again = backend(llama, tmp_path)  # a fresh client on the same answer cache: a rerun pays nothing
     rerun = make_chunker("chop:size=200:overlap=40", ChunkerContext(llm=again)).chunk(stream)
     assert again.stats.calls == 0 and again.stats.cached == llm.stats.calls
     assert [c.meta["cnm"] for c in rerun.chunks] == [c.meta["cnm"] for c in chunks]
 
 
-def test_anchor_mode_uses_at_most_n_minus_one_decisions(server, tmp_path):
-    llm = backend(server, tmp_path)
+def test_anchor_mode_uses_at_most_n_minus_one_decisions(llama, tmp_path):
+    llm = backend(llama, tmp_path)
     result = make_chunker("chop:size=200:overlap=40:mode=anchor", ChunkerContext(llm=llm)).chunk(small_stream(200))
     assert result.trace["cd_calls"] <= len(result.chunks) - 1
 
 
-def test_cut_off_answers_become_null_fields_with_an_error(server, tmp_path):
-    llm = backend(server, tmp_path, cnm_max_tokens=6, decision_max_tokens=2)  # answers end mid-JSON
+def test_cut_off_answers_become_null_fields_with_an_error(llama, tmp_path):
+    llm = backend(llama, tmp_path, cnm_max_tokens=6, decision_max_tokens=2)  # answers end mid-JSON
     result = make_chunker("chop:size=200:overlap=40", ChunkerContext(llm=llm)).chunk(small_stream(150))
     first = result.chunks[0].meta
     assert first["cnm"] == {"category": None, "nouns": [], "model": None, "confidence": 0.0}
@@ -116,14 +109,14 @@ def test_server_dying_mid_run_keeps_every_finished_answer(tmp_path):
     assert resumed.stats.calls == total - resumed.stats.cached
 
 
-def test_slow_server_times_out_with_a_clear_error(server, tmp_path):
-    llm = backend(server, tmp_path, timeout=0.05, max_retries=0)
+def test_slow_server_times_out_with_a_clear_error(llama, tmp_path):
+    llm = backend(llama, tmp_path, timeout=0.05, max_retries=0)
     with pytest.raises(LLMError, match="no answer within"):
         make_chunker("chop:size=200:overlap=40", ChunkerContext(llm=llm)).chunk(small_stream(150))
 
 
-def test_api_key_never_shows(tmp_path, server, monkeypatch):
-    chat = OpenAICompatibleChat("smollm2", base_url=server.base_url, api_key="sk-test-secret-123")
+def test_api_key_never_shows(tmp_path, llama, monkeypatch):
+    chat = OpenAICompatibleChat("smollm2", base_url=llama.base_url, api_key="sk-test-secret-123")
     assert "sk-test-secret" not in repr(chat) and "sk-test-secret" not in chat.key
     client = LLMClient(chat, AnswerCache(tmp_path / "a.sqlite"))
     PromptedCnm(client).extract(["Nordwind 225B air conditioner"])

@@ -8,7 +8,7 @@ import pytest
 
 
 @pytest.mark.slow
-def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path, cached_minilm):
+def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path, cached_minilm, llama):
     from core.evaluation.bench import BenchOptions, bench_dataset
     from core.ingest.datasets import first_documents, load_dataset
     from core.llm.base import AnswerCache, LLMClient
@@ -20,20 +20,18 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
     from core.store.retrieval import RetrievalSettings
     from core.workbench import sample_folder
     from core.workspace import Workspace
-    from tests.support.llm_server import llama_server
 
     ds = first_documents(load_dataset(sample_folder()), 1)
     ws = Workspace.open(tmp_path / "ws")
     store = VectorStore(StoreSettings(path=ws.chroma))
-    with llama_server(tmp_path) as server:
-        chat = LLMClient(OpenAICompatibleChat("smollm2", base_url=server.base_url, timeout=120, max_retries=1,
-                                              max_concurrency=2), AnswerCache(ws.cache / "answers.sqlite"))
-        options = BenchOptions([1, 3], qualify_queries=True, retrieval=RetrievalSettings("hybrid"), answers=2,
-                               answer_k=2)
-        services = Services(Settings(workspace=str(ws.root)), ws, cached_minilm, store, {"chat": chat},
-                            lexical=LexicalStore(ws.lexical))
-        first = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
-        again = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
+    chat = LLMClient(OpenAICompatibleChat("smollm2", base_url=llama.base_url, timeout=120, max_retries=1,
+                                          max_concurrency=2), AnswerCache(ws.cache / "answers.sqlite"))
+    options = BenchOptions([1, 3], qualify_queries=True, retrieval=RetrievalSettings("hybrid"), answers=2,
+                           answer_k=2)
+    services = Services(Settings(workspace=str(ws.root)), ws, cached_minilm, store, {"chat": chat},
+                        lexical=LexicalStore(ws.lexical))
+    first = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
+    again = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
     for spec, r in first["results"].items():
         assert r["answers_scored"] == 2 and r["answer_errors"] == 0 and r["answer_calls"] == 2, spec
         assert 0.0 <= r["answer_f1"] <= 1.0 and 0.0 <= r["answer_rouge_l"] <= 1.0 and r["answer_tokens_out"] > 0
@@ -42,7 +40,7 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
 
 
 @pytest.mark.slow
-def test_the_query_page_answers_with_each_chunkers_top_3(tmp_path, monkeypatch):
+def test_the_query_page_answers_with_each_chunkers_top_3(app_workspace, llama):
     """The app's answer panel through the real llama.cpp server: one answer per chunker, scored against the sample
     set's reference answer; progress comes between batches (the Cancel button's stopping points)."""
     from streamlit.testing.v1 import AppTest
@@ -50,22 +48,19 @@ def test_the_query_page_answers_with_each_chunkers_top_3(tmp_path, monkeypatch):
     from core.settings import Settings
     from tests.support.appflow import click, load_sample
     from tests.support.data import ROOT
-    from tests.support.llm_server import llama_server
 
-    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
-    with llama_server(tmp_path) as server:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-        at.session_state["specs"] = ["naive-500t", "recursive"]
-        at.session_state["settings"] = Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="smollm2",
-                                                llm_base_url=server.base_url)
-        at.run()
-        load_sample(at)
-        at.switch_page("pages/chunks.py").run()
-        at = click(at, "Run chunkers")
-        at.switch_page("pages/query.py").run()
-        at.selectbox[0].select_index(1).run()
-        at = click(at, "Ask every chunker")
-        at = click(at, "Generate the answers", timeout=600)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["specs"] = ["naive-500t", "recursive"]
+    at.session_state["settings"] = Settings(workspace=str(app_workspace), llm="openai", llm_model="smollm2",
+                                            llm_base_url=llama.base_url)
+    at.run()
+    load_sample(at)
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    at.switch_page("pages/query.py").run()
+    at.selectbox[0].select_index(1).run()
+    at = click(at, "Ask every chunker")
+    at = click(at, "Generate the answers", timeout=600)
     assert not at.exception and not at.error
     assert any(b.label == "Cancel" for b in at.button)
     [table] = [d.value for d in at.dataframe if "answer" in d.value.columns]

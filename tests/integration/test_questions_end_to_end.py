@@ -18,26 +18,25 @@ from tests.support.cli import run_cli
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("design", "n"), [("pick", 4), ("quote", 2)])
-def test_questions_through_a_real_llama_server(tmp_path, design, n):
+def test_questions_through_a_real_llama_server(tmp_path, design, n, llama):
     """The bundled SmolLM2 behind llama-cpp-python's OpenAI-compatible server: every kept question's reference is
     exactly its evidence, every answer is kept or counted under a reason, and a rerun is answered from the cache.
     The quote design asks for fewer: its answers are longer (about 15 s each on two cores, against 7)."""
     from core.ingest.datasets import first_documents
     from core.llm.openai_backend import OpenAICompatibleChat
     from core.workbench import sample_folder
-    from tests.support.llm_server import llama_server
 
     docs = first_documents(load_dataset(sample_folder()), 2).documents
     cache = AnswerCache(tmp_path / "answers.sqlite")
-    with llama_server(tmp_path) as server:
-        def client() -> LLMClient:
-            return LLMClient(OpenAICompatibleChat("smollm2", base_url=server.base_url, timeout=120, max_retries=1,
-                                                  max_concurrency=1), cache)
 
-        started = time.perf_counter()
-        first = generate_questions(docs, client(), n, design=design, seed=0)
-        took = time.perf_counter() - started
-        again = generate_questions(docs, client(), n, design=design, seed=0)
+    def client() -> LLMClient:
+        return LLMClient(OpenAICompatibleChat("smollm2", base_url=llama.base_url, timeout=120, max_retries=1,
+                                              max_concurrency=1), cache)
+
+    started = time.perf_counter()
+    first = generate_questions(docs, client(), n, design=design, seed=0)
+    took = time.perf_counter() - started
+    again = generate_questions(docs, client(), n, design=design, seed=0)
     print(f"{design}: {first.attempts} answers in {took:.1f} s, kept {len(first.questions)}, "
           f"rejected {dict(first.rejected)}")
     assert first.calls == first.attempts > 0 and first.errors == 0

@@ -203,13 +203,12 @@ def test_bench_runs_route_and_says_when_there_is_nothing_to_route_by(manuals, tm
             assert all(routed[m] == results[PLAIN][m] for m in ("hit@1", "hit@3", "mrr@3"))  # unfiltered
 
 
-def test_the_query_page_draws_routing_on_the_sample_set(tmp_path, monkeypatch):
+def test_the_query_page_draws_routing_on_the_sample_set(app_workspace):
     from streamlit.testing.v1 import AppTest
 
     from tests.support.appflow import click, load_sample
     from tests.support.data import ROOT
 
-    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.session_state["specs"] = ["naive-500t", "naive-500t:retrieval=route"]
     load_sample(at.run())

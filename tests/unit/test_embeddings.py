@@ -217,3 +217,19 @@ def test_the_unread_part_is_exactly_what_truncation_drops(minilm, tmp_path):
     onnx = make_embedder(cache_dir=tmp_path)  # the default: fp32 MiniLM on onnxruntime, behind the vector cache
     assert unread_chars(onnx, text) == unread
     assert unread_share(onnx, [text, "Clean the filter."]) == unread / (len(text) + len("Clean the filter."))
+
+
+def test_every_cache_shares_one_model_per_process(tmp_path):
+    """Services of different workspaces (libraries, settings, sessions, test workspaces) wrap one loaded model each
+    per process: a second workspace costs a vector cache, not another model and thread pool."""
+    from core.store.embedders import make_embedder
+
+    first = make_embedder("bundled:minilm-fp32", cache_dir=tmp_path / "a")
+    second = make_embedder("bundled:minilm-fp32", cache_dir=tmp_path / "b")
+    windowed = make_embedder("bundled:minilm-fp32", long_text="window", cache_dir=tmp_path / "c")
+    assert first is not second and first.cache is not second.cache
+    assert first.inner is second.inner and first.key == second.key
+    assert windowed.inner is not first.inner and windowed.key != first.key  # another policy is another embedder
+    vectors = first.embed(["Error E4 means the sensor failed."])
+    assert np.allclose(second.embed(["Error E4 means the sensor failed."]), vectors)
+    assert (first.stats.computed, second.stats.computed) == (1, 1)  # each cache still counts its own work
