@@ -55,6 +55,13 @@ def read_report(path: Path) -> list[TestTime]:
     return cases
 
 
+def wall_seconds(path: Path) -> float | None:
+    """The run's own duration from start to end, as pytest wrote it on the test suite (with several workers, less
+    than the sum of the tests' times)."""
+    suite = next(ET.parse(path).getroot().iter("testsuite"), None)
+    return float(suite.get("time", 0.0)) if suite is not None and suite.get("time") else None
+
+
 def _module_path(classname: str) -> str:
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):  # the longest prefix that is a file: a class name may follow it
@@ -64,8 +71,9 @@ def _module_path(classname: str) -> str:
     return "/".join(parts) + ".py"
 
 
-def summary(cases: list[TestTime], top: int = 15) -> dict:
-    """Seconds and counts by kind and by module, and the slowest tests; the same figures `main` prints."""
+def summary(cases: list[TestTime], top: int = 15, wall: float | None = None) -> dict:
+    """Seconds and counts by kind and by module, and the slowest tests; the same figures `main` prints. `wall`: the
+    run's duration, when the report gives it."""
     total = sum(c.seconds for c in cases)
     by_kind: dict[str, list[float]] = defaultdict(list)
     by_module: dict[str, list[float]] = defaultdict(list)
@@ -79,6 +87,7 @@ def summary(cases: list[TestTime], top: int = 15) -> dict:
     return {
         "tests": len(cases),
         "seconds": round(total, 1),
+        "wall_seconds": round(wall, 1) if wall is not None else None,
         "outcomes": dict(outcomes),
         "by_kind": {k: {"tests": len(v), "seconds": round(sum(v), 1)}
                     for k, v in sorted(by_kind.items(), key=lambda kv: -sum(kv[1]))},
@@ -91,7 +100,8 @@ def summary(cases: list[TestTime], top: int = 15) -> dict:
 def print_summary(s: dict, top: int) -> None:
     total = s["seconds"] or 1.0
     outcomes = ", ".join(f"{n} {k}" for k, n in sorted(s["outcomes"].items()))
-    print(f"{s['tests']} tests ({outcomes}), {s['seconds']:.0f} s = {s['seconds'] / 60:.1f} min of test time")
+    wall = f"; the run took {s['wall_seconds']:.0f} s = {s['wall_seconds'] / 60:.1f} min" if s["wall_seconds"] else ""
+    print(f"{s['tests']} tests ({outcomes}), {s['seconds']:.0f} s = {s['seconds'] / 60:.1f} min of test time{wall}")
     print(f"\n{'kind':<12}{'tests':>7}{'seconds':>10}{'share':>8}")
     for kind, row in s["by_kind"].items():
         print(f"{kind:<12}{row['tests']:>7}{row['seconds']:>10.1f}{row['seconds'] / total:>8.0%}")
@@ -119,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown arguments {rest} (pytest arguments need --run)")
     if not args.junit.exists():
         parser.error(f"no report at {args.junit}: run the suite (scripts/run-tests.sh) or pass --run")
-    s = summary(read_report(args.junit), args.top)
+    s = summary(read_report(args.junit), args.top, wall_seconds(args.junit))
     print_summary(s, args.top)
     if args.json:
         args.json.write_text(json.dumps(s, indent=1) + "\n")

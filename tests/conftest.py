@@ -20,6 +20,17 @@ import core.catalog  # noqa: E402, F401  (the composition root: every chunker, m
 from tests.support import data  # noqa: E402
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), the tests that share one server run in one worker, so the server
+    starts once: the browser tests (one Streamlit app and one chromium) and the tests of the shared llama.cpp
+    server (tests/integration/conftest.py)."""
+    for item in items:
+        if "browser" in item.path.relative_to(data.ROOT / "tests").parts[:1]:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        elif "llama" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("llama"))
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked `data` needs ../shared/data: skipped without it, a failure on CI."""
     if item.get_closest_marker("data") is not None and not data.SHARED_DATA.is_dir():
@@ -52,9 +63,23 @@ def workspace(tmp_path):
 def sample_vectors(tmp_path_factory) -> Path:
     """The sample set's vectors under the default settings (one cold guided demo and the default chunkers on the
     separate manuals), computed once per test run; `app_workspace` copies them into a test's workspace."""
-    from tests.support.world import build_sample_vectors
+    from tests.support.world import build_sample_vectors, shared_sample_vectors
 
-    return build_sample_vectors(tmp_path_factory.mktemp("sample-vectors"))
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # set in each pytest-xdist worker, the same for one run
+    if run is None:
+        return build_sample_vectors(tmp_path_factory.mktemp("sample-vectors"))
+    # the workers' base folders share a parent: the first worker builds the template there, the others reuse it
+    return shared_sample_vectors(tmp_path_factory.getbasetemp().parent / f"sample-vectors-{run}")
+
+
+@pytest.fixture(scope="session")
+def warm_embedder(tmp_path_factory, sample_vectors):
+    """The app's default embedder (MiniLM fp32 on onnxruntime) behind its own copy of the sample set's vectors: the
+    sample set's sentences and chunks come from the cache, any other text is embedded."""
+    from core.store.embedders import make_embedder
+    from tests.support.world import seed_workspace
+
+    return make_embedder(cache_dir=seed_workspace(tmp_path_factory.mktemp("warm"), sample_vectors) / "cache")
 
 
 @pytest.fixture()

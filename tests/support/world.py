@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from filelock import FileLock
+
 from tests.support.appflow import FAST_SPECS, SESSION_SPECS
 
 #: the vector cache's file in a workspace (core.store.embedders.make_embedder: cache_dir / "embeddings.sqlite")
@@ -35,6 +37,18 @@ def build_sample_vectors(template: Path) -> Path:
     specs = list(dict.fromkeys([*DEFAULT_SPECS, *FAST_SPECS, *SESSION_SPECS]))
     run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), specs)
     return template / VECTORS
+
+
+def shared_sample_vectors(folder: Path) -> Path:
+    """`build_sample_vectors` in `folder` once for several processes (pytest-xdist's workers, given one folder for
+    the run): the first process to take the lock builds it, the others wait and use it. A build that failed
+    leaves no `done` mark, so the next process tries again."""
+    done = folder / "done"
+    with FileLock(str(folder) + ".lock"):
+        if not done.exists():
+            vectors = build_sample_vectors(folder)
+            done.write_text(str(vectors))
+    return Path(done.read_text())
 
 
 def seed_workspace(workspace: Path, vectors: Path) -> Path:

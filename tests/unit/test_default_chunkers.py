@@ -14,9 +14,9 @@ from core.workbench import DEFAULT_SPECS, sample_folder
 
 
 @pytest.mark.slow
-def test_the_default_chunkers_are_pairwise_different_on_the_sample_set(cached_minilm):
+def test_the_default_chunkers_are_pairwise_different_on_the_sample_set(warm_embedder):
     docs = load_dataset(sample_folder()).documents
-    context = ChunkerContext(embedder=cached_minilm, llm=RuleCnm(embedder=cached_minilm))
+    context = ChunkerContext(embedder=warm_embedder, llm=RuleCnm(embedder=warm_embedder))
     spans, identities = {}, {}
     for spec in DEFAULT_SPECS:
         chunker = make_chunker(spec, context)
