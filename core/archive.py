@@ -50,7 +50,7 @@ from core.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, 
 from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
-from core.jsonio import loads_checked
+from core.jsonio import jsonl_lines, loads_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
 from core.settings import SETTINGS_FILE, Settings
@@ -295,7 +295,7 @@ def _import_judged(zf: zipfile.ZipFile, info: zipfile.ZipInfo, lib: Library, rep
     try:
         text = read_member(zf, info).decode("utf-8")
         questions = [parse_line(loads_checked(line, f"judged.jsonl:{n}"), f"judged.jsonl:{n}")
-                     for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+                     for n, line in jsonl_lines(text)]
     except (ChunkLensError, UnicodeDecodeError, ValueError) as exc:
         report.skipped.append(f"judged questions: not readable ({str(exc)[:120]})")
         return

@@ -34,3 +34,11 @@ def loads_checked(data: str | bytes, where: str = "") -> Any:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ValueError(f"{where}: {reason(exc)}" if where else reason(exc)) from None
+
+
+def jsonl_lines(text: str) -> list[tuple[int, str]]:
+    """The non-blank lines of JSON Lines text, numbered from 1, split at line feeds only (a CRLF file's carriage
+    returns dropped). Not `str.splitlines()`: it also splits at U+2028, U+2029, U+0085 and other separators that
+    `json.dumps(..., ensure_ascii=False)` leaves raw inside a string, so one pasted character would cut a line in
+    two and make the whole file unreadable."""
+    return [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]

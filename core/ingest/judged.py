@@ -34,7 +34,7 @@ from core.errors import DatasetError
 from core.ingest.datasets import Question, corpus_documents, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
-from core.jsonio import loads_checked
+from core.jsonio import jsonl_lines, loads_checked
 from core.spans import Span, subtract, union
 from core.storage import write_atomically
 
@@ -175,14 +175,13 @@ class JudgedSet:
         except FileNotFoundError:
             return []
         out = []
-        for n, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
-            if line.strip():
-                where = f"{self.path}:{n}"
-                try:
-                    obj = loads_checked(line, where)
-                except ValueError as exc:
-                    raise DatasetError(str(exc)) from None
-                out.append(parse_line(obj, where))
+        for n, line in jsonl_lines(raw.decode("utf-8", errors="replace")):
+            where = f"{self.path}:{n}"
+            try:
+                obj = loads_checked(line, where)
+            except ValueError as exc:
+                raise DatasetError(str(exc)) from None
+            out.append(parse_line(obj, where))
         return out
 
     def _write(self, questions: Sequence[JudgedQuestion]) -> None:
@@ -304,12 +303,10 @@ def read_zip(data: bytes, max_bytes: int) -> ImportedSet:
         raise DatasetError(str(exc)) from None
     except UnicodeDecodeError:
         raise DatasetError("corpus.jsonl or questions.jsonl is not UTF-8 text") from None
-    docs = corpus_documents(((n, _json_line(line, f"corpus.jsonl:{n}"))
-                             for n, line in enumerate(corpus.splitlines(), start=1) if line.strip()), "corpus.jsonl")
+    docs = corpus_documents(((n, _json_line(line, f"corpus.jsonl:{n}")) for n, line in jsonl_lines(corpus)),
+                            "corpus.jsonl")
     out = []
-    for n, line in enumerate(questions.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, line in jsonl_lines(questions):
         where = f"questions.jsonl:{n}"
         obj = _json_line(line, where)
         obj.setdefault("qid", f"{QID_PREFIX}{n}")

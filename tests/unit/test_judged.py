@@ -220,3 +220,33 @@ def test_an_import_leaves_out_questions_on_clashing_documents(tmp_path, sample_d
     assert [q.question for q in target.dataset().questions] == ["On a?"]
     with pytest.raises(DatasetError):
         target.import_judged(b"PK\x03\x04 broken", 2**20)
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085", "\x1c", "\x0b"])
+def test_a_line_separator_pasted_into_a_question_or_a_document_loses_nothing(tmp_path, sample_docs, separator):
+    """Text pasted from a PDF or Word can hold U+2028, U+2029 or U+0085 (and other characters `str.splitlines()`
+    splits at), which JSON Lines keep raw inside a string: the judged file and the judged zip round trip read them
+    back whole, with every other judgment."""
+    from dataclasses import replace
+
+    lib = Library(tmp_path / "uploads", "judgedsep")
+    a = replace(sample_docs[0], text=sample_docs[0].text[:200] + separator + sample_docs[0].text[200:1200])
+    lib.import_document(a)
+    lib.judged.record("How do I clean the filter?", Span(a.doc_id, 0, 400), [Span(a.doc_id, 150, 260)],
+                      lib.documents())
+    pasted = f"Filter{separator}cleaning interval?"
+    lib.judged.record(pasted, Span(a.doc_id, 400, 800), [Span(a.doc_id, 420, 480)], lib.documents())
+    again = Library(tmp_path / "uploads", "judgedsep")
+    assert [q.question for q in again.judged.questions()] == ["How do I clean the filter?", pasted]
+    assert len(again.dataset().questions) == 2
+
+    exported = export_zip(again.judged.questions(), again.documents())
+    imported = read_zip(exported, 10 * 2**20)
+    assert [q.question for q in imported.questions] == ["How do I clean the filter?", pasted]
+    assert imported.documents[0].text == a.text
+
+
+def test_json_lines_split_at_line_feeds_only():
+    from core.jsonio import jsonl_lines
+
+    assert jsonl_lines('{"a": 1}\r\n\n{"b": "x\u2028y\u0085z"}\n') == [(1, '{"a": 1}'), (3, '{"b": "x\u2028y\u0085z"}')]
