@@ -17,7 +17,7 @@ import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +80,7 @@ def summary(cases: list[TestTime], top: int = 15, wall: float | None = None) -> 
     for c in cases:
         by_kind[c.kind].append(c.seconds)
         by_module[c.module].append(c.seconds)
-    outcomes: dict[str, int] = defaultdict(int)
-    for c in cases:
-        outcomes[c.outcome] += 1
+    outcomes = Counter(c.outcome for c in cases)
     slowest = sorted(cases, key=lambda c: -c.seconds)[:top]
     return {
         "tests": len(cases),

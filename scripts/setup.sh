@@ -21,16 +21,16 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install --quiet --upgrade pip
 fi
 
+stamp_of() { echo ".venv/.installed-$(basename "$1")"; }
+stamped() { [ -f "$(stamp_of "$1")" ] && cmp -s "$1" "$(stamp_of "$1")"; }  # this very file was installed before
+
 install_once() {  # install a requirements file unless the same file was installed before
   local file=$1; shift
-  local stamp=".venv/.installed-$(basename "$file")"
-  if [ -f "$stamp" ] && cmp -s "$file" "$stamp"; then return; fi
+  if stamped "$file"; then return; fi
   echo "installing $file"
   .venv/bin/pip install --quiet "$@" -r "$file"
-  cp "$file" "$stamp"
+  cp "$file" "$(stamp_of "$file")"
 }
-
-stamped() { [ -f ".venv/.installed-$(basename "$1")" ] && cmp -s "$1" ".venv/.installed-$(basename "$1")"; }
 
 # The test set-up's two slow steps need no Python package of ours, so they start first and run in the background
 # while the packages download and install: compiling llama.cpp (most of the set-up: all of it runs on the CPU)

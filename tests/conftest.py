@@ -63,13 +63,14 @@ def workspace(tmp_path):
 def sample_vectors(tmp_path_factory) -> Path:
     """The sample set's vectors under the default settings (one cold guided demo and the default chunkers on the
     separate manuals), computed once per test run; `app_workspace` copies them into a test's workspace."""
-    from tests.support.world import build_sample_vectors, shared_sample_vectors
+    from tests.support.world import shared_sample_vectors
 
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # set in each pytest-xdist worker, the same for one run
-    if run is None:
-        return build_sample_vectors(tmp_path_factory.mktemp("sample-vectors"))
-    # the workers' base folders share a parent: the first worker builds the template there, the others reuse it
-    return shared_sample_vectors(tmp_path_factory.getbasetemp().parent / f"sample-vectors-{run}")
+    # pytest-xdist's workers' base folders share a parent: the first worker builds the template there, the others
+    # reuse it; one process builds it in its own folder
+    folder = (tmp_path_factory.getbasetemp().parent / f"sample-vectors-{run}" if run
+              else tmp_path_factory.mktemp("sample-vectors"))
+    return shared_sample_vectors(folder)
 
 
 @pytest.fixture(scope="session")

@@ -40,8 +40,8 @@ def build_sample_vectors(template: Path) -> Path:
 
 
 def shared_sample_vectors(folder: Path) -> Path:
-    """`build_sample_vectors` in `folder` once for several processes (pytest-xdist's workers, given one folder for
-    the run): the first process to take the lock builds it, the others wait and use it. A build that failed
+    """`build_sample_vectors` in `folder` once, for one process or several (pytest-xdist's workers, given one folder
+    for the run): the first process to take the lock builds it, the others wait and use it. A build that failed
     leaves no `done` mark, so the next process tries again."""
     done = folder / "done"
     with FileLock(str(folder) + ".lock"):
