@@ -12,14 +12,16 @@ a step back, a new line or a wide gap (a table's next column) opens a new box.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import ChunkLensError
+from core.errors import ChunkLensError, DocumentError
 from core.ingest import pdf as pdf_reader
+from core.ingest import worker
 from core.ingest.datasets import Question
 from core.ingest.documents import Document
 from core.ingest.library import Library
@@ -28,6 +30,7 @@ from core.model import Chunk
 SCALE = 1.5  # 108 dpi: a US-letter page is 918 x 1188 pixels, sharp enough to read body text
 GAP_EMS = 1.5  # wider than any word space, narrower than a table's column gap
 CACHED_PAGES = 48
+DRAW_SECONDS = 60.0  # one page, start-up included: an ordinary page draws in a fraction of a second
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in image pixels, y downwards
 
@@ -78,37 +81,78 @@ def can_show(doc: Document) -> bool:
 
 def load_page(doc: Document, data: bytes | Path, number: int, scale: float = SCALE) -> Page:
     """Page `number` (1-based) of `doc`, whose original PDF is `data` (its bytes, or its file: read only when the
-    page is not cached); rendered once per document text, page and scale, then served from a small in-memory
-    cache. PageViewError when the page's text is not the text the chunkers saw."""
+    page is not cached); see `load_pages`."""
+    return load_pages(doc, data, [number], scale)[0]
+
+
+def load_pages(doc: Document, data: bytes | Path, numbers: Sequence[int], scale: float = SCALE) -> list[Page]:
+    """Pages `numbers` (1-based) of `doc`, whose original PDF is `data`: the ones not cached are drawn together in
+    one worker process, then kept in a small in-memory cache keyed by the PDF itself (`_source_key`), the page and
+    the scale. PageViewError when a page's text is not the text the chunkers saw, or it cannot be drawn."""
     if not doc.page_starts:
         raise PageViewError(f"{doc.title}: not a PDF, so there are no pages to show")
     if doc.loader != pdf_reader.LOADER:
         raise PageViewError(f"{doc.title}: its text was read by an older PDF loader ({doc.loader or 'pypdf'}), so "
                             f"its offsets are not the page's; delete it and upload the PDF again to see its pages")
-    if not 1 <= number <= len(doc.page_starts):
-        raise PageViewError(f"{doc.title}: no page {number} (it has {len(doc.page_starts)})")
-    key = (doc.fingerprint, number, scale)
+    for number in numbers:
+        if not 1 <= number <= len(doc.page_starts):
+            raise PageViewError(f"{doc.title}: no page {number} (it has {len(doc.page_starts)})")
+    source = _source_key(data)
+    found: dict[int, Page] = {}
     with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    from pypdfium2 import PdfiumError
+        for number in numbers:
+            if (key := (source, doc.fingerprint, number, scale)) in _cache:
+                _cache.move_to_end(key)
+                found[number] = _cache[key]
+    missing = sorted({n for n in numbers if n not in found})
+    if missing:
+        drawn = _draw(doc, data.read_bytes() if isinstance(data, Path) else data, missing, scale)
+        for number, (layout, png) in zip(missing, drawn, strict=True):
+            found[number] = _page(doc, number, layout, png)
+        with _cache_lock:
+            for number in missing:
+                _cache[(source, doc.fingerprint, number, scale)] = found[number]
+            while len(_cache) > CACHED_PAGES:
+                _cache.popitem(last=False)
+    return [found[n] for n in numbers]
 
-    try:
-        layout, png = pdf_reader.page_layout(data.read_bytes() if isinstance(data, Path) else data, number - 1,
-                                             scale)
-    except (PdfiumError, IndexError) as exc:
-        raise PageViewError(f"{doc.title}: page {number} could not be drawn ({exc})") from exc
+
+def _page(doc: Document, number: int, layout: pdf_reader.PageLayout, png: bytes) -> Page:
+    """A drawn page, once its text is checked against the text the chunkers read."""
     start = doc.page_starts[number - 1]
     if doc.text[start:start + len(layout.text)] != layout.text:
         raise PageViewError(f"{doc.title}: page {number} of the stored PDF no longer gives the text the chunkers "
                             "read; upload the PDF again")
-    page = Page(doc.doc_id, number, start, layout.text, layout.boxes, layout.width, layout.height, png)
-    with _cache_lock:
-        _cache[key] = page
-        while len(_cache) > CACHED_PAGES:
-            _cache.popitem(last=False)
-    return page
+    return Page(doc.doc_id, number, start, layout.text, layout.boxes, layout.width, layout.height, png)
+
+
+def _source_key(data: bytes | Path) -> str:
+    """What identifies the PDF a page is drawn from: its file (path, size and time of change: each library keeps its
+    own files), or its bytes' digest. Never the text alone: two libraries may hold different PDFs of one text."""
+    if isinstance(data, Path):
+        info = data.stat()
+        return f"{data.resolve()}:{info.st_size}:{info.st_mtime_ns}"
+    return hashlib.sha256(data).hexdigest()
+
+
+def _draw(doc: Document, data: bytes, numbers: list[int],
+          scale: float) -> list[tuple[pdf_reader.PageLayout, bytes]]:
+    """Pages `numbers` drawn in one worker process (`core.ingest.worker`): a page that exhausts PDFium, or takes too
+    long, is the page view's own error and costs the server nothing."""
+    try:
+        result, pngs = worker.run_job("pdf_page", doc.title, data, {"pages": [n - 1 for n in numbers],
+                                                                     "scale": scale},
+                                      worker.WorkerLimits(seconds=DRAW_SECONDS * len(numbers)))
+    except DocumentError as exc:
+        raise PageViewError(str(exc)) from exc
+    out: list[tuple[pdf_reader.PageLayout, bytes]] = []
+    at = 0
+    for page in result["pages"]:
+        boxes = [None if box is None else (box[0], box[1], box[2], box[3]) for box in page["boxes"]]
+        layout = pdf_reader.PageLayout(page["text"], boxes, int(page["width"]), int(page["height"]))
+        out.append((layout, pngs[at:at + int(page["png"])]))
+        at += int(page["png"])
+    return out
 
 
 def span_boxes(page: Page, start: int, end: int) -> list[Box]:

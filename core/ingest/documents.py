@@ -16,11 +16,12 @@ import time
 import unicodedata
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from core.errors import DocumentError
 from core.ingest import pdf as pdf_reader
+from core.ingest import worker
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # default upload limit; the app's setting `max_upload_mb` overrides it
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".pdf", ".docx")
@@ -28,9 +29,12 @@ JOIN_SEPARATOR = "\n\n"
 
 #: A DOCX is a ZIP archive that python-docx inflates whole into memory. These limits are checked on the ZIP's
 #: central directory before anything is inflated: the declared sizes bound what CPython's zipfile will return.
-MAX_DOCX_UNPACKED_BYTES = 256 * 1024 * 1024
-MAX_DOCX_RATIO = 200  # deflate tops out near 1030:1; real Word XML stays far below 100:1
-_RATIO_CHECK_FROM = 1024 * 1024  # tiny members can have any ratio without doing harm
+MAX_DOCX_UNPACKED_BYTES = 256 * 1024 * 1024  # everything, images included
+#: The XML python-docx parses (it builds every element as a Python object: about 2.3 s and 20 MB per MB of XML); a
+#: 500-page Word manual holds some 10 MB.
+MAX_DOCX_XML_BYTES = 32 * 1024 * 1024
+MAX_DOCX_RATIO = 100  # deflate tops out near 1030:1; real Word XML stays far below 100:1
+_RATIO_CHECK_FROM = 256 * 1024  # small members (and archives) can have any ratio without doing harm
 _ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)  # what zipfile reads
 
 #: Leading bytes of file types users mistake for (or rename to) one of ours; any match is never plain text.
@@ -57,6 +61,8 @@ MAX_TEXT_CHARS = 20_000_000  # some 6000 dense pages; every chunker and the embe
 #: outweigh text that compresses 3-4:1). Far past that, pages repeat one stream; it is refused once the text is
 #: past TEXT_RATIO_FROM characters, so small files of any ratio still load.
 MAX_CHARS_PER_BYTE = 100
+#: The PDF format's largest page side (ISO 32000-1, annex C: 14,400 units of 1/72 inch, 200 inches).
+MAX_PAGE_POINTS = 14_400
 TEXT_RATIO_FROM = 100_000
 
 
@@ -162,17 +168,19 @@ def load_bytes(name: str, data: bytes, doc_id: str | None = None, max_bytes: int
     notes: list[str] = []
     page_starts: list[int] = []
     outline: list[tuple[int, int, str]] = []
+    limits = pdf_limits or PdfLimits()
     if suffix == ".pdf":
-        text, page_starts, outline = _pdf_text(name, data, pdf_limits or PdfLimits())
+        text, page_starts, outline = _pdf_text_isolated(name, data, limits)
         empty = "no text layer (a scanned PDF? run OCR on it first)"
     elif suffix == ".docx":
-        text = _docx_text(name, data)
+        text = _docx_text_isolated(name, data, limits)
         empty = "the document holds no text"
     else:
         text, notes = _decode_text(name, data)
         empty = "the file is empty (only whitespace)"
     if not text.strip():
         raise DocumentError(f"{name}: {empty}")
+    _check_chars(name, text, len(data), limits)
     stem = Path(name).stem
     return Document(doc_id=doc_id or slugify(stem), title=stem, text=text, source=name, page_starts=page_starts,
                     notes=notes, outline=outline, loader=pdf_reader.LOADER if suffix == ".pdf" else "")
@@ -271,6 +279,45 @@ def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _check_chars(name: str, text: str, file_bytes: int, limits: PdfLimits) -> None:
+    """Refuse text past the character limit for a file of its size (every type: a DOCX or a text file too)."""
+    max_chars = limits.max_chars(file_bytes)
+    if len(text) > max_chars:
+        raise DocumentError(f"{name}: {len(text):,} characters, over the {max_chars:,}-character limit for the text "
+                            f"of a {_size(file_bytes)} file")
+
+
+def _pdf_text_isolated(name: str, data: bytes,
+                       limits: PdfLimits) -> tuple[str, list[int], list[tuple[int, int, str]]]:
+    """`_pdf_text` in a worker process (`core.ingest.worker`): a PDF that exhausts PDFium ends the worker, not us."""
+    kind = _sniff(data)
+    if kind and b"%PDF-" not in data[:1024]:
+        raise DocumentError(f"{name}: the content is a {kind}, not a PDF")
+    result, _ = worker.run_job("pdf_text", name, data, {"limits": asdict(limits)},
+                               worker.WorkerLimits(seconds=limits.seconds + worker.START_UP_SECONDS))
+    outline = [(int(offset), int(level), str(title)) for offset, level, title in result["outline"]]
+    return str(result["text"]), [int(start) for start in result["starts"]], outline
+
+
+def pdf_text_job(name: str, data: bytes, options: dict) -> dict:
+    """The worker's side of `_pdf_text_isolated`."""
+    text, starts, outline = _pdf_text(name, data, PdfLimits(**options["limits"]))
+    return {"text": text, "starts": starts, "outline": outline}
+
+
+def _docx_text_isolated(name: str, data: bytes, limits: PdfLimits) -> str:
+    """`_docx_text` in a worker process, after the archive's directory passed `_check_zip` here."""
+    _check_zip(name, data)
+    result, _ = worker.run_job("docx_text", name, data, {},
+                               worker.WorkerLimits(seconds=limits.seconds + worker.START_UP_SECONDS))
+    return str(result["text"])
+
+
+def docx_text_job(name: str, data: bytes, options: dict) -> dict:
+    """The worker's side of `_docx_text_isolated`."""
+    return {"text": _docx_text(name, data)}
+
+
 def _pdf_text(name: str, data: bytes,
               limits: PdfLimits) -> tuple[str, list[int], list[tuple[int, int, str]]]:
     """Text of every page joined by blank lines, with each page's start offset and the outline (bookmarks), read by
@@ -278,9 +325,6 @@ def _pdf_text(name: str, data: bytes,
     pages are read."""
     from pypdfium2 import PdfiumError
 
-    kind = _sniff(data)
-    if kind and b"%PDF-" not in data[:1024]:
-        raise DocumentError(f"{name}: the content is a {kind}, not a PDF")
     try:
         with pdf_reader.open_pdf(data) as pdf:
             pages, drawn = _pages_within(name, pdf, limits, len(data))
@@ -311,6 +355,7 @@ def _pages_within(name: str, pdf, limits: PdfLimits, file_bytes: int) -> tuple[l
     total = 0
     for n in range(1, len(pdf) + 1):
         page = pdf[n - 1]
+        _check_page_size(name, n, page)
         pages.append(pdf_reader.page_text(page.get_textpage()).text)
         drawn = drawn or bool(pages[-1]) or next(iter(page.get_objects(max_depth=1)), None) is not None
         total += len(pages[-1])
@@ -321,6 +366,15 @@ def _pages_within(name: str, pdf, limits: PdfLimits, file_bytes: int) -> tuple[l
             raise DocumentError(f"{name}: over the {limits.seconds:g}-second limit for reading a PDF (stopped after "
                                 f"page {n} of {len(pdf)})")
     return pages, drawn
+
+
+def _check_page_size(name: str, n: int, page) -> None:
+    """Refuse a page larger than the PDF format's own maximum: nothing real is that size, and drawing it for the page
+    view would cost gigabytes."""
+    width, height = page.get_size()
+    if max(width, height) > MAX_PAGE_POINTS:
+        raise DocumentError(f"{name}: page {n} is {width:,.0f} x {height:,.0f} points, over the PDF format's "
+                            f"{MAX_PAGE_POINTS:,}-point ({MAX_PAGE_POINTS // 72}-inch) page size limit")
 
 
 def _reason(exc: BaseException) -> str:
@@ -346,6 +400,10 @@ def _check_zip(name: str, data: bytes) -> None:
     if total > MAX_DOCX_UNPACKED_BYTES:
         raise DocumentError(f"{name}: the DOCX would unpack to {_size(total)}, over the "
                             f"{_size(MAX_DOCX_UNPACKED_BYTES)} limit (refused as a likely zip bomb)")
+    xml = sum(m.file_size for m in members if m.filename.lower().endswith((".xml", ".rels")))
+    if xml > MAX_DOCX_XML_BYTES:
+        raise DocumentError(f"{name}: the DOCX holds {_size(xml)} of XML, over the {_size(MAX_DOCX_XML_BYTES)} limit "
+                            "for one document")
     for m in members:
         if m.flag_bits & 0x1:
             raise DocumentError(f"{name}: {m.filename} is encrypted inside the ZIP archive; save the document again "
@@ -357,6 +415,10 @@ def _check_zip(name: str, data: bytes) -> None:
         if m.file_size >= _RATIO_CHECK_FROM and ratio > MAX_DOCX_RATIO:
             raise DocumentError(f"{name}: {m.filename} is compressed {ratio:.0f}:1, over the {MAX_DOCX_RATIO}:1 "
                                 "limit (refused as a likely zip bomb)")
+    packed = sum(m.compress_size for m in members)
+    if total >= _RATIO_CHECK_FROM and total / max(packed, 1) > MAX_DOCX_RATIO:
+        raise DocumentError(f"{name}: the DOCX is compressed {total / max(packed, 1):.0f}:1 as a whole, over the "
+                            f"{MAX_DOCX_RATIO}:1 limit (refused as a likely zip bomb)")
 
 
 #: What python-docx, zipfile and lxml raise on damaged archives and XML, found by the fuzz tests: zlib.error for a

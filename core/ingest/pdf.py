@@ -13,16 +13,23 @@ every call into it holds `LOCK`.
 from __future__ import annotations
 
 import io
+import math
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from core.errors import DocumentError
 
 #: Stored with every PDF's text (`Document.loader`). Text from another loader (pypdf, before this one) has other
 #: offsets, so the page view refuses it and asks for the file to be read again; bump this when the text changes.
 LOADER = "pdfium:1"
 
 LOCK = threading.RLock()
+
+#: The page view's largest image: 4 million pixels is a US-letter page at 230 dpi (the view draws 108 dpi), and at
+#: most 16 MB of RGBA while it is drawn. A poster-sized page is drawn smaller rather than at gigabytes.
+MAX_PAGE_PIXELS = 4_000_000
 
 #: How PDFium marks a hyphen at a line end that splits a word over two lines (it leaves out the line break after
 #: it): 0x02 character by character, U+FFFE in its bulk text. The loader drops it, so "manip-" + "ulation" reads
@@ -111,15 +118,22 @@ class PageLayout:
     height: int
 
 
+def fit_scale(width: float, height: float, scale: float) -> float:
+    """`scale`, lowered so that a page of `width` x `height` points renders to at most MAX_PAGE_PIXELS pixels."""
+    area = max(width, 1.0) * max(height, 1.0)
+    return min(scale, math.sqrt(MAX_PAGE_PIXELS / area))
+
+
 def page_layout(data: bytes, page_no: int, scale: float) -> tuple[PageLayout, bytes]:
-    """Page `page_no` (0-based) of a PDF: its layout, and the page rendered at `scale` (1 = 72 dpi) as PNG."""
+    """Page `page_no` (0-based) of a PDF: its layout, and the page rendered at `scale` (1 = 72 dpi; lower for a page
+    so large that it would pass MAX_PAGE_PIXELS) as PNG."""
     import pypdfium2.raw as raw
 
     with open_pdf(data) as pdf:
         page = pdf[page_no]  # type: ignore[index]
         textpage = page.get_textpage()
         found = page_text(textpage)
-        image = page.render(scale=scale).to_pil()
+        image = page.render(scale=fit_scale(*page.get_size(), scale)).to_pil()
         width, height = image.size
         boxes: list[tuple[float, float, float, float] | None] = []
         for index in found.chars:
@@ -133,6 +147,24 @@ def page_layout(data: bytes, page_no: int, scale: float) -> tuple[PageLayout, by
         png = io.BytesIO()
         image.save(png, format="PNG", optimize=False, compress_level=1)
     return PageLayout(found.text, boxes, width, height), png.getvalue()
+
+
+def page_job(name: str, data: bytes, options: dict) -> tuple[dict, bytes]:
+    """The worker's side of the page view (`core.ingest.worker`): pages `options["pages"]` (0-based) at
+    `options["scale"]`, as JSON-able layouts (each with its PNG's length) and the PNGs one after another."""
+    from pypdfium2 import PdfiumError
+
+    layouts: list[dict] = []
+    pngs: list[bytes] = []
+    for number in options["pages"]:
+        try:
+            layout, png = page_layout(data, int(number), float(options["scale"]))
+        except (PdfiumError, IndexError) as exc:
+            raise DocumentError(f"{name}: page {int(number) + 1} could not be drawn ({exc})") from exc
+        layouts.append({"text": layout.text, "boxes": layout.boxes, "width": layout.width, "height": layout.height,
+                        "png": len(png)})
+        pngs.append(png)
+    return {"pages": layouts}, b"".join(pngs)
 
 
 def _to_pixels(raw, page, width: int, height: int, x: float, y: float) -> tuple[float, float]:

@@ -10,7 +10,8 @@ from tests.support.data import ROOT
 SAMPLE_MANUALS = ROOT / "sample_data" / "manuals"
 
 
-def make_pdf(pages: list[str]) -> bytes:
+def make_pdf(pages: list[str], media: tuple[int, int] = (612, 792), at: tuple[int, int] = (72, 720)) -> bytes:
+    """One page per string, each a `media` (width, height) page in points showing its line at `at`."""
     objects: list[bytes] = []
     n = len(pages)
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
@@ -19,9 +20,9 @@ def make_pdf(pages: list[str]) -> bytes:
     font_id = 3 + 2 * n
     for i, text in enumerate(pages):
         safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET".encode()
+        stream = f"BT /F1 12 Tf {at[0]} {at[1]} Td ({safe}) Tj ET".encode()
         objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {media[0]} {media[1]}] /Contents {4 + 2 * i} 0 R "
             f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode()
         )
         objects.append(_stream(b"", stream))
@@ -114,3 +115,26 @@ def encrypt_pdf(data: bytes, password: str) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def make_nested_forms_pdf(levels: int, fanout: int = 10, text: str = "x") -> bytes:
+    """One page drawing form 1 `fanout` times; form k draws form k+1 `fanout` times, down `levels` levels; the
+    last form shows `text`. A file of a few KB that stands for fanout**levels drawings (a "form bomb")."""
+    safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    first_form = 5
+    font = first_form + levels
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        f"/Resources << /XObject << /F {first_form} 0 R >> >> >>".encode(),
+        _stream(b"", b"q /F Do Q " * fanout),
+    ]
+    for level in range(levels):
+        last = level == levels - 1
+        body = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET".encode() if last else b"q /F Do Q " * fanout
+        resources = (f"/Resources << /Font << /F1 {font} 0 R >> >> " if last
+                     else f"/Resources << /XObject << /F {first_form + level + 1} 0 R >> >> ")
+        objects.append(_stream(f"/Type /XObject /Subtype /Form /BBox [0 0 612 792] {resources}".encode(), body))
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return assemble_pdf(objects)

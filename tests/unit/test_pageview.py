@@ -14,7 +14,7 @@ from core.chunkers.registry import make_chunker
 from core.errors import ChunkLensError
 from core.ingest import pdf as pdf_reader
 from core.ingest.documents import Document, join_documents, load_file
-from core.pageview import PageViewError, load_page, place_chunks, place_spans, span_boxes
+from core.pageview import Page, PageViewError, load_page, load_pages, place_chunks, place_spans, span_boxes
 from tests.support.data import ROOT
 
 DEBIAN = ROOT / "tests" / "fixtures" / "debian"
@@ -31,11 +31,18 @@ def manual(request) -> tuple[Document, bytes]:
     return load_file(path), path.read_bytes()
 
 
+@pytest.fixture(scope="module")
+def every_page(manual) -> list[Page]:
+    """Every page of the manual, drawn once for the module (in one worker process)."""
+    doc, data = manual
+    return load_pages(doc, data, range(1, len(doc.page_starts) + 1))
+
+
 @pytest.mark.parametrize("spec", ["naive-500t", "recursive"])
-def test_every_chunks_boxes_cover_exactly_the_characters_of_its_span(manual, spec):
+def test_every_chunks_boxes_cover_exactly_the_characters_of_its_span(manual, every_page, spec):
     doc, data = manual
     chunks = make_chunker(spec).chunk(doc).chunks
-    pages = [load_page(doc, data, n) for n in range(1, len(doc.page_starts) + 1)]
+    pages = every_page
     checked = 0
     for page in pages:
         visible = [i for i, box in enumerate(page.boxes) if box is not None and not page.text[i].isspace()]

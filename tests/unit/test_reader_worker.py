@@ -1,0 +1,113 @@
+"""Hostile files cost one worker process, never the server (`core.ingest.worker`): a few KB of nested PDF forms, a
+DOCX that inflates into hundreds of MB, a page the size of a wall. Each is refused in one line naming the file and
+the limit, and a normal upload made at the same time reads as usual."""
+
+from __future__ import annotations
+
+import io
+import threading
+import zipfile
+
+import pytest
+
+from core.errors import DocumentError
+from core.ingest import documents
+from core.ingest.documents import Document, PdfLimits, load_bytes
+from core.ingest.pdf import LOADER, MAX_PAGE_PIXELS
+from core.ingest.worker import WorkerLimits, run_job
+from core.pageview import PageViewError, load_page
+from tests.support.docx_files import docx_bytes
+from tests.support.pdfs import make_nested_forms_pdf, make_pdf
+
+#: Seven levels of ten: one page that stands for ten million drawings, in 2.4 KB (PDFium aborts the process
+#: that reads it when memory runs out).
+FORM_BOMB_LEVELS = 7
+
+
+def test_a_pdf_of_nested_forms_ends_its_worker_while_a_normal_upload_reads_beside_it():
+    bomb = make_nested_forms_pdf(FORM_BOMB_LEVELS)
+    assert len(bomb) < 3000
+    outcome: list[BaseException] = []
+
+    def read_bomb() -> None:
+        try:
+            load_bytes("forms.pdf", bomb)
+        except DocumentError as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read_bomb)
+    reader.start()
+    normal = load_bytes("normal.pdf", make_pdf(["Clean the filter every two weeks."]))
+    assert reader.is_alive(), "the normal upload waited for the hostile one"
+    reader.join(timeout=120)
+    assert normal.text == "Clean the filter every two weeks."
+    assert len(outcome) == 1
+    assert str(outcome[0]).startswith("forms.pdf: reading it needed more than the 1024 MB memory limit for one file")
+
+
+def test_a_worker_past_its_wall_clock_is_killed():
+    bomb = make_nested_forms_pdf(6)  # about 10 s and 1.7 GB uncapped
+    with pytest.raises(DocumentError, match=r"^slow.pdf: reading it passed the 1-second limit for one file"):
+        run_job("pdf_text", "slow.pdf", bomb, {"limits": {}}, WorkerLimits(memory=4 * 2**30, seconds=1))
+
+
+def test_a_docx_of_many_small_members_that_inflate_far_is_refused_as_a_whole():
+    source = zipfile.ZipFile(io.BytesIO(docx_bytes("Press the power button.")))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for info in source.infolist():
+            archive.writestr(info, source.read(info))
+        for i in range(64):  # each member under the per-member check, 16 MB in all
+            archive.writestr(f"word/header{i + 10}.xml", b" " * (256 * 1024 - 1))
+    with pytest.raises(DocumentError, match=r"^headers.docx: the DOCX is compressed \d+:1 as a whole, over the "
+                                            r"100:1 limit \(refused as a likely zip bomb\)$"):
+        load_bytes("headers.docx", out.getvalue())
+
+
+def test_a_docx_with_more_xml_than_one_document_holds_is_refused(monkeypatch):
+    monkeypatch.setattr(documents, "MAX_DOCX_XML_BYTES", 4096)
+    with pytest.raises(DocumentError, match=r"^big.docx: the DOCX holds \d+ KB of XML, over the 4 KB limit"):
+        load_bytes("big.docx", docx_bytes("Press the power button."))
+
+
+@pytest.mark.parametrize("name,data", [("long.txt", b"Clean the filter. " * 2000),
+                                       ("long.docx", docx_bytes(*["Clean the filter. " * 100] * 20))])
+def test_every_type_holds_its_text_to_the_character_limit(name, data):
+    limits = PdfLimits(chars=10_000)
+    with pytest.raises(DocumentError, match=rf"^{name}: 3\d,\d{{3}} characters, over the 10,000-character limit"):
+        load_bytes(name, data, pdf_limits=limits)
+    assert len(load_bytes(name, data).text) > 30_000
+
+
+def test_a_page_past_the_pdf_formats_size_limit_is_refused_at_upload():
+    with pytest.raises(DocumentError, match=r"^wall.pdf: page 1 is 30,000 x 30,000 points, over the PDF format's "
+                                            r"14,400-point \(200-inch\) page size limit$"):
+        load_bytes("wall.pdf", make_pdf(["A wall."], media=(30_000, 30_000)))
+
+
+def test_the_page_view_draws_a_poster_sized_page_small():
+    data = make_pdf(["A poster."], media=(14_400, 14_400))
+    page = load_page(load_bytes("poster.pdf", data), data, 1)
+    assert page.width * page.height <= MAX_PAGE_PIXELS
+    assert len(page.png) < 1_000_000 and page.text == "A poster."
+
+
+def test_a_page_that_exhausts_the_reader_is_the_page_views_own_error():
+    bomb = make_nested_forms_pdf(FORM_BOMB_LEVELS)
+    doc = Document("forms", "forms", "x", page_starts=[0], loader=LOADER)
+    with pytest.raises(PageViewError, match="^forms: reading it needed more than the 1024 MB memory limit"):
+        load_page(doc, bomb, 1)
+
+
+def test_cached_pages_belong_to_their_pdf_not_to_its_text(tmp_path):
+    """Two libraries may hold different PDFs of one text: each is shown its own page."""
+    top, low = make_pdf(["Same text."], at=(72, 720)), make_pdf(["Same text."], at=(72, 100))
+    doc_top, doc_low = load_bytes("a.pdf", top), load_bytes("a.pdf", low)
+    assert doc_top.text == doc_low.text
+    first, second = load_page(doc_top, top, 1), load_page(doc_low, low, 1)
+    assert first.boxes != second.boxes and first.png != second.png
+    for folder, data in (("one", top), ("two", low)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.pdf").write_bytes(data)
+    from_files = [load_page(doc_top, tmp_path / folder / "a.pdf", 1) for folder in ("one", "two")]
+    assert from_files[0].boxes == first.boxes and from_files[1].boxes == second.boxes
