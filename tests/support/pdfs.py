@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import zlib
 
+from bench.hostile import assemble_pdf, stream_object
 from tests.support.data import ROOT
 
 SAMPLE_MANUALS = ROOT / "sample_data" / "manuals"
@@ -25,7 +26,7 @@ def make_pdf(pages: list[str], media: tuple[int, int] = (612, 792), at: tuple[in
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {media[0]} {media[1]}] /Contents {4 + 2 * i} 0 R "
             f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode()
         )
-        objects.append(_stream(b"", stream))
+        objects.append(stream_object(b"", stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     return assemble_pdf(objects)
 
@@ -47,7 +48,7 @@ def make_repeating_pdf(pages: int, line: str, repeats: int) -> bytes:
     return assemble_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
-        _stream(b"/Filter /FlateDecode ", zlib.compress(drawing, 9)),
+        stream_object(b"/Filter /FlateDecode ", zlib.compress(drawing, 9)),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         *[page] * pages,
     ])
@@ -62,8 +63,8 @@ def make_scanned_pdf() -> bytes:
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
         b"/Resources << /XObject << /Im1 5 0 R >> >> >>",
-        _stream(b"", b"q 612 0 0 792 0 0 cm /Im1 Do Q"),
-        _stream(image, pixels),
+        stream_object(b"", b"q 612 0 0 792 0 0 cm /Im1 Do Q"),
+        stream_object(image, pixels),
     ])
 
 
@@ -86,27 +87,6 @@ def make_aes_encrypted_pdf() -> bytes:
     ], trailer=b"/Encrypt 4 0 R /ID [<" + doc_id + b"> <" + doc_id + b">] ")
 
 
-def _stream(entries: bytes, body: bytes) -> bytes:
-    return b"<< " + entries + b"/Length %d >>\nstream\n" % len(body) + body + b"\nendstream"
-
-
-def assemble_pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
-    """Numbered objects (1-based), a cross-reference table and a trailer whose root is object 1."""
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(f"{i} 0 obj\n".encode() + obj + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for off in offsets:
-        out.write(f"{off:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R ".encode() + trailer)
-    out.write(f">>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
-
-
 def encrypt_pdf(data: bytes, password: str) -> bytes:
     import pypdf
 
@@ -115,26 +95,3 @@ def encrypt_pdf(data: bytes, password: str) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
-
-
-def make_nested_forms_pdf(levels: int, fanout: int = 10, text: str = "x") -> bytes:
-    """One page drawing form 1 `fanout` times; form k draws form k+1 `fanout` times, down `levels` levels; the
-    last form shows `text`. A file of a few KB that stands for fanout**levels drawings (a "form bomb")."""
-    safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-    first_form = 5
-    font = first_form + levels
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        f"/Resources << /XObject << /F {first_form} 0 R >> >> >>".encode(),
-        _stream(b"", b"q /F Do Q " * fanout),
-    ]
-    for level in range(levels):
-        last = level == levels - 1
-        body = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET".encode() if last else b"q /F Do Q " * fanout
-        resources = (f"/Resources << /Font << /F1 {font} 0 R >> >> " if last
-                     else f"/Resources << /XObject << /F {first_form + level + 1} 0 R >> >> ")
-        objects.append(_stream(f"/Type /XObject /Subtype /Form /BBox [0 0 612 792] {resources}".encode(), body))
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    return assemble_pdf(objects)

@@ -4,12 +4,11 @@ the limit, and a normal upload made at the same time reads as usual."""
 
 from __future__ import annotations
 
-import io
 import threading
-import zipfile
 
 import pytest
 
+from bench.hostile import headers_docx, make_nested_forms_pdf
 from core.errors import DocumentError
 from core.ingest import documents
 from core.ingest.documents import Document, PdfLimits, load_bytes
@@ -17,7 +16,7 @@ from core.ingest.pdf import LOADER, MAX_PAGE_PIXELS
 from core.ingest.worker import WorkerLimits, run_job
 from core.pageview import PageViewError, load_page
 from tests.support.docx_files import docx_bytes
-from tests.support.pdfs import make_nested_forms_pdf, make_pdf
+from tests.support.pdfs import make_pdf
 
 #: Seven levels of ten: one page that stands for ten million drawings, in 2.4 KB (PDFium aborts the process
 #: that reads it when memory runs out).
@@ -52,16 +51,10 @@ def test_a_worker_past_its_wall_clock_is_killed():
 
 
 def test_a_docx_of_many_small_members_that_inflate_far_is_refused_as_a_whole():
-    source = zipfile.ZipFile(io.BytesIO(docx_bytes("Press the power button.")))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
-        for info in source.infolist():
-            archive.writestr(info, source.read(info))
-        for i in range(64):  # each member under the per-member check, 16 MB in all
-            archive.writestr(f"word/header{i + 10}.xml", b" " * (256 * 1024 - 1))
+    data = headers_docx()  # 64 header parts, each under the per-member check, 16 MB in all
     with pytest.raises(DocumentError, match=r"^headers.docx: the DOCX is compressed \d+:1 as a whole, over the "
                                             r"100:1 limit \(refused as a likely zip bomb\)$"):
-        load_bytes("headers.docx", out.getvalue())
+        load_bytes("headers.docx", data)
 
 
 def test_a_docx_with_more_xml_than_one_document_holds_is_refused(monkeypatch):
