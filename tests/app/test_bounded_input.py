@@ -170,3 +170,20 @@ def test_the_archive_uploader_refuses_a_zip_over_its_limit(tmp_path, monkeypatch
     [error] = at.error
     assert error.value.startswith("Not imported: big\\.zip\\: ") and "over the 1 KB limit for ChunkLens archives" \
         in error.value
+
+
+def test_a_pdf_built_to_exhaust_the_reader_is_one_line_and_the_rest_of_the_batch_is_added(tmp_path, monkeypatch):
+    """Through the Documents page: 2.4 KB of nested PDF forms beside a real manual. Before the reader's worker
+    process, PDFium aborted the app's own process on this file."""
+    from bench.hostile import make_nested_forms_pdf
+    from tests.support.appflow import new_session, upload
+    from tests.support.pdfs import make_pdf
+
+    at = upload(new_session(monkeypatch, tmp_path / "ws"), [("forms.pdf", make_nested_forms_pdf(7)),
+                                                          ("filter.pdf", make_pdf(["Clean the filter."]))])
+    assert not at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]  # shown Markdown-escaped
+    assert len(errors) == 1 and errors[0].startswith("forms.pdf: reading it needed more than the 1024 MB memory "
+                                                     "limit for one file, so it was stopped"), errors
+    assert "\n" not in errors[0]
+    assert "Added 1 document(s): filter" in at.success[0].value
