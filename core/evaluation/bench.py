@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from core import text as T
 from core.chunkers.registry import make_chunker
 from core.evaluation.collisions import top1_sources
@@ -31,7 +33,8 @@ from core.evaluation.fields import report_fields
 from core.evaluation.metrics import Span
 from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
-from core.evaluation.report import retrieval_phrase
+from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
+from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, Question, joined
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
@@ -106,6 +109,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "scores_cached": from_memo,
             "vectors_computed": indexed.vectors_computed,
         }
+    has_spans = any(r.start < r.end for q in data.questions for r in q.references)
+    pairs = compare({spec: r["per_question"] for spec, r in results.items()}, headline_metrics(options.ks, has_spans))
     return {
         "dataset": data.name,
         "embedder": embedder.describe(),
@@ -117,6 +122,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         "store": store.settings.describe(),
         "retrieval": options.retrieval.describe(),
         "results": results,
+        "qids": [q.qid for q in data.questions],
+        "pairs": [pair.to_json() for pair in pairs],
     }
 
 
@@ -140,11 +147,14 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     applied = Counter(a.tags.applied for a in answers if a.tags is not None)
     calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
     retrieved = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
-    scores, _ = evaluate(refs, retrieved, spans, options.ks, source_of)
+    scores, by_question = evaluate(refs, retrieved, spans, options.ks, source_of)
+    per_question = {m: [q.values[m] for q in by_question] for m in (by_question[0].values if by_question else {})}
     n = len(parents)
     generated = _answer_scores(options, services, data.questions, queries, hits)
     return {
         **scores,
+        **with_intervals(per_question),
+        "per_question": per_question,
         "n_chunks": n,
         "n_children": n_children,
         "mean_chunk_tokens": sum(c.token_count for c in parents) / n if n else 0.0,
@@ -172,6 +182,15 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
 _MEMO: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 MEMO_SIZE = 64
+
+
+def with_intervals(per_question: Mapping[str, Sequence[float]]) -> dict[str, list[float]]:
+    """`<metric>@<k>_ci95`: the 95 % bootstrap interval of each per-question metric (`core.evaluation.significance`)."""
+    names = list(per_question)
+    if not names:
+        return {}
+    bounds = intervals(np.array([per_question[m] for m in names], dtype=np.float64))
+    return {f"{m}_ci95": [float(lo), float(hi)] for m, (lo, hi) in zip(names, bounds)}
 
 
 def _memo_key(services: Services, options: BenchOptions, questions: Sequence[Question], queries: Sequence[str],
@@ -264,7 +283,8 @@ def format_table(report: dict[str, Any]) -> str:
     for name, r in results.items():
         s = r["seconds"]
         rows.append([name, str(r["n_chunks"]), f"{r['mean_chunk_tokens']:.0f}",
-                     *["-" if r.get(c) is None else f"{r[c]:.3f}" for c in cols],
+                     *[metric_cell(r, c) if c.startswith(("hit", "mrr")) else
+                       ("-" if r.get(c) is None else f"{r[c]:.3f}") for c in cols],
                      *["-" if r.get(c) is None else f"{r[c]:.3g}" for c in extra],
                      f"{s['chunk']:.1f}", f"{s['embed']:.1f}", f"{s['index']:.1f}", f"{s['query']:.2f}"])
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
@@ -276,4 +296,5 @@ def format_table(report: dict[str, Any]) -> str:
     for name, r in results.items():  # what a retrieval policy did with the questions, said plainly
         if r.get("retrieval_applied"):
             lines.append(f"{name}: " + ", ".join(f"{what} {n}" for what, n in r["retrieval_applied"].items()))
+    lines += [line.replace("`", "") for line in pair_lines(report)]
     return "\n".join(lines)

@@ -56,6 +56,35 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def metric_cell(result: dict[str, Any], column: str, digits: int = 3) -> str:
+    """A metric's value, with its 95 % interval when the report has one: "0.536 [0.41, 0.66]"."""
+    value, bounds = result.get(column), result.get(f"{column}_ci95")
+    if not isinstance(value, float) or not isinstance(bounds, list) or len(bounds) != 2:
+        return _cell(value) if digits == 3 else ("-" if value is None else f"{value:.{digits}f}")
+    return f"{value:.{digits}f} [{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
+
+def pair_lines(report: dict[str, Any]) -> list[str]:
+    """The report's paired comparisons said plainly: which chunker is reliably ahead of which on each headline
+    metric (a paired sign-flip test, Holm-corrected, p < 0.05), and how many pairs are too close to call."""
+    pairs = report.get("pairs") or []
+    if not pairs:
+        return []
+    lines = []
+    for metric in dict.fromkeys(p["metric"] for p in pairs):
+        shown = [p for p in pairs if p["metric"] == metric]
+        ahead = []
+        for p in (p for p in shown if p["significant"]):
+            better, worse = (p["a"], p["b"]) if (p["diff"] > 0) != metric.startswith("wrong_doc") else (p["b"],
+                                                                                                         p["a"])
+            ahead.append(f"`{better}` > `{worse}` ({p['diff']:+.3f} [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}], "
+                         f"p = {p['p_holm']:.3g})")
+        lines.append(f"{metric}: " + ("; ".join(ahead) if ahead else "no pair reliably apart")
+                     + f" ({len(shown) - len(ahead)} of {len(shown)} pairs within noise)")
+    return ["Reliably apart (paired sign-flip test over questions, Holm-corrected p < 0.05; better first):",
+            *lines]
+
+
 def _extra(name: str, result: dict[str, Any]) -> str:
     value = EXTRAS[name](result)
     return f"{value:.1f}" if name in ("wall s", "answer s", "chunk s") and value is not None else _cell(value)
@@ -99,8 +128,10 @@ def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, r in results.items():
         row = [f"`{name}`", str(r["n_chunks"]), str(r.get("n_children") or "-"), f"{r['mean_chunk_tokens']:.0f}",
-               *[_cell(r[c]) for c in columns], *[_extra(e, r) for e in extras]]
+               *[metric_cell(r, c) for c in columns], *[_extra(e, r) for e in extras]]
         lines.append("| " + " | ".join(row) + " |")
+    if pairs := pair_lines(report):
+        lines += ["", pairs[0], "", *[f"- {line}" for line in pairs[1:]]]
     return "\n".join(lines)
 
 
@@ -118,7 +149,7 @@ def comparison_table(folder: Path, rows: Sequence[dict[str, str]], metrics: Sequ
     header = ["run", "chunker", "chunks", *columns, *extras]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, name, r in picked:
-        cells = [label, f"`{name}`", str(r["n_chunks"]), *[_cell(r[c]) for c in columns],
+        cells = [label, f"`{name}`", str(r["n_chunks"]), *[metric_cell(r, c) for c in columns],
                  *[_extra(e, r) for e in extras]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
