@@ -88,7 +88,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         else:
             run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
-        memo_key = _memo_key(services, options, data.questions, queries, indexed)
+        memo_key = _memo_key(services, options, data.questions, queries, indexed, [spec, chunker.spec])
         t0 = time.perf_counter()
         scored = _memo_get(memo_key)
         from_memo = scored is not None
@@ -194,12 +194,14 @@ def with_intervals(per_question: Mapping[str, Sequence[float]]) -> dict[str, lis
 
 
 def _memo_key(services: Services, options: BenchOptions, questions: Sequence[Question], queries: Sequence[str],
-              indexed: IndexedRun) -> str:
-    """Everything a run's scores depend on: its collection (corpus, chunker identity with any hand edits, embedder),
-    the questions as asked and judged, the options and every setting (retrieval, reranker, LLM backends)."""
+              indexed: IndexedRun, specs: Sequence[str]) -> str:
+    """Everything a run's scores depend on: the chunker as asked for (its spec: a retrieval policy such as
+    `retrieval=filter` is not part of the run's identity), its collection (corpus, chunker identity with any hand
+    edits, embedder), the questions as asked and judged, the options and every setting (retrieval, reranker, LLM
+    backends)."""
     asked = [[q.qid, query, [list(r) if isinstance(r, tuple) else r for r in q.references],
               sorted(q.extra.items(), key=lambda kv: kv[0])] for q, query in zip(questions, queries)]
-    parts = [indexed.collection, indexed.run.identity, _chunks_digest(indexed),
+    parts = [*specs, indexed.collection, indexed.run.identity, _chunks_digest(indexed),
              services.settings.model_dump_json(),
              json.dumps([list(options.ks), options.qualify_queries, options.join, options.retrieval.describe(),
                          options.answers, options.answer_k], default=str, sort_keys=True),

@@ -44,3 +44,7 @@ def test_a_second_benchmark_of_unchanged_runs_reads_its_scores_and_a_change_asks
     assert not any(r["scores_cached"] for r in bench_dataset(fewer, SPECS, options, services)["results"].values())
     other_chunks = bench_dataset(dataset, ["naive-500t:size=200"], options, services)
     assert not other_chunks["results"]["naive-500t:size=200"]["scores_cached"]
+    # the same run and collection searched under another retrieval policy (not part of the run's identity)
+    routed = bench_dataset(dataset, ["paragraph:retrieval=route"], options, services)["results"]
+    assert routed["paragraph:retrieval=route"]["cached"]["collection"]
+    assert not routed["paragraph:retrieval=route"]["scores_cached"]
