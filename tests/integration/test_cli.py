@@ -79,7 +79,10 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
     assert "| chunker | chunks | children | tokens | dcg@3 | recall@3 | wall s |" in lines
     assert sum(line.startswith("| `") for line in lines) == len(report["results"])
     row = next(line for line in lines if line.startswith("| `paragraph` |")).split(" | ")
-    assert float(row[4]) == pytest.approx(report["results"]["paragraph"]["dcg@3"], abs=5e-4)
+    point, interval = row[4].split(" ", 1)  # '1.000 [1.00, 1.00]': the score and its 95% interval
+    assert float(point) == pytest.approx(report["results"]["paragraph"]["dcg@3"], abs=5e-4)
+    low, high = report["results"]["paragraph"]["dcg@3_ci95"]
+    assert interval == f"[{low:.2f}, {high:.2f}]"
     # a second run reuses chunks and collections
     again = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "1", "--out", str(out),
                     workspace=tmp_path / "ws")
