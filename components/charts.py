@@ -12,11 +12,14 @@ from core.figures import (
     collision_heatmap,
     continuity_strip,
     eos_curve,
+    interval_chart,
     metric_vs_k,
     page_figure,
+    pair_matrix,
     size_histogram,
     trace_curve,
 )
 
 __all__ = ["COLOURS", "STRIP_COLOURS", "bars", "boundary_timeline", "collision_grid", "collision_heatmap",
-           "continuity_strip", "eos_curve", "metric_vs_k", "page_figure", "size_histogram", "trace_curve"]
+           "continuity_strip", "eos_curve", "interval_chart", "metric_vs_k",
+           "page_figure", "pair_matrix", "size_histogram", "trace_curve"]

@@ -11,6 +11,7 @@ from components.progress import progress_status
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
+from core.evaluation.verdicts import interval_rows
 from core.report_html import render_html
 from core.workbench import DEFAULT_SPECS, guided_demo
 
@@ -43,7 +44,18 @@ def render() -> None:
                 f"{summary.seconds:.1f} s")
     table = pd.DataFrame(summary.table()).astype({"boundary F1": "float"})  # no decisions: an empty cell
     st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns[1:]})
+                 column_config={c: st.column_config.NumberColumn(format="%.2f")
+                                for c in table.select_dtypes("number").columns})
+    rows = interval_rows(summary.report, ["hit@1", "hit@10"])
+    if rows:
+        st.plotly_chart(charts.interval_chart(rows, "hit@1 and hit@10 with their 95 % intervals"), width="stretch",
+                        key="demo-intervals")
+    gap = summary.gap()
+    if gap is not None:
+        n = max(1, summary.report["n_questions"])
+        st.caption(md_escape(f"{n} questions: one question moves hit@k by {1 / n:.3f}. Bars are 95 % bootstrap "
+                             "intervals over the questions; 'reliably ahead' is a paired sign-flip test, "
+                             "Holm-corrected over every pair shown. " + gap.sentence()))
     chunkers, docs, matrix = top1_collisions(summary.report)
     if chunkers:
         st.plotly_chart(charts.collision_heatmap(chunkers, docs, matrix), width="stretch", key="demo-heatmap")

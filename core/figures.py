@@ -216,3 +216,45 @@ def page_figure(page: Page, placed: Sequence[PlacedSpan], evidence: Sequence[Pla
                       plot_bgcolor="white", paper_bgcolor="#eef0f3", dragmode=False, clickmode="event+select",
                       hovermode="closest")
     return fig
+
+
+def interval_chart(rows: Sequence[Mapping[str, Any]], title: str, template: str | None = None) -> go.Figure:
+    """Each chunker's figure as a dot with its 95 % interval as a bar (`core.evaluation.verdicts.interval_rows`):
+    where two bars overlap a lot, the questions do not tell the chunkers apart. One colour per metric."""
+    fig = go.Figure()
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    chunkers = list(dict.fromkeys(r["chunker"] for r in rows))
+    for metric in metrics:
+        mine = [r for r in rows if r["metric"] == metric]
+        fig.add_trace(go.Scatter(
+            x=[r["value"] for r in mine], y=[r["chunker"] for r in mine], mode="markers", name=metric,
+            marker={"size": 9},
+            error_x={"type": "data", "symmetric": False, "array": [r["high"] - r["value"] for r in mine],
+                     "arrayminus": [r["value"] - r["low"] for r in mine], "thickness": 2, "width": 4},
+            customdata=[[r["low"], r["high"]] for r in mine],
+            hovertemplate="%{y}<br>" + metric + " %{x:.3f} [%{customdata[0]:.2f}, %{customdata[1]:.2f}]"
+                          "<extra></extra>",
+        ))
+    fig.update_layout(height=110 + len(chunkers) * (24 + 12 * len(metrics)),
+                      margin={"l": 10, "r": 10, "t": 40, "b": 30}, title=title, template=template,
+                      scattermode="group", xaxis={"range": [-0.02, 1.02], "title": "score (dot) and 95 % interval"},
+                      yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": chunkers},
+                      legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def pair_matrix(matrix: Any, template: str | None = None) -> go.Figure:
+    """Chunker by chunker (`core.evaluation.verdicts.PairMatrix`): how much the row is better than the column;
+    ★ marks a difference the paired test calls real (Holm-corrected p < 0.05), the rest are within noise."""
+    text = [["" if g is None else f"{g:+.2f}" + (" ★" if m else "") for g, m in zip(row, marks)]
+            for row, marks in zip(matrix.gain, matrix.marked)]
+    limit = max([abs(g) for row in matrix.gain for g in row if g is not None] + [0.05])
+    fig = go.Figure(go.Heatmap(
+        z=matrix.gain, x=matrix.chunkers, y=matrix.chunkers, zmin=-limit, zmax=limit, zmid=0, colorscale="RdBu",
+        text=text, texttemplate="%{text}", hovertext=matrix.hover, hoverinfo="text", xgap=2, ygap=2,
+        colorbar={"title": "row better by"},
+    ))
+    fig.update_layout(height=140 + 34 * len(matrix.chunkers), margin={"l": 10, "r": 10, "t": 40, "b": 80},
+                      title=f"{matrix.metric}: row minus column (★ reliably apart)", template=template,
+                      yaxis={"autorange": "reversed"})
+    return fig

@@ -17,7 +17,8 @@ from typing import Any
 import core
 from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
-from core.evaluation.report import retrieval_phrase
+from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
+from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
 
 Report = Mapping[str, Any]
 
@@ -187,6 +188,9 @@ def summary_sentences(report: Report) -> list[str]:
     n_questions = report.get("n_questions")
     if isinstance(n_questions, int) and n_questions > 0 and n_chunkers > 1:
         sentences.append(f"With {n_questions} questions, one question moves hit@k by {1 / n_questions:.3f}.")
+        gap = closest_gap(report, f"hit@{k1}")
+        if gap is not None:
+            sentences.append(gap.sentence())
     wrong = _values(report, f"wrong_doc@{kmax}")
     if wrong and n_chunkers > 1:
         top, hi, bottom, lo = _extremes(wrong)
@@ -347,6 +351,23 @@ def _cost_table(report: Report) -> str:
     return _table(report, columns, "cached stages take next to no time")
 
 
+def _interval_table(report: Report) -> str:
+    """The headline metrics as "0.540 [0.40, 0.68]": each figure with its 95 % bootstrap interval."""
+    metrics = compared_metrics(report)
+    if not metrics:
+        return ""
+    columns: list[Column] = [(m, (lambda r, m=m: metric_cell(r, m)), "") for m in metrics]
+    return _table(report, columns, "each figure with its 95 % interval (bootstrap over the questions)")
+
+
+def _pair_list(report: Report) -> str:
+    lines = pair_lines(report)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(line.replace('`', ''))}</li>" for line in lines[1:])
+    return f"<p>{escape(lines[0])}</p><ul class='pairs'>{items}</ul>"
+
+
 def _answer_table(report: Report) -> str:
     if not _has(report, "answer_f1"):
         return ""
@@ -378,6 +399,12 @@ def _figure_view(report: Report) -> dict[str, Any]:
     return {**report, "results": {plotly_label(spec): r for spec, r in report["results"].items()}}
 
 
+def _pairs_view(report: Report) -> dict[str, Any]:
+    """`_figure_view` for the paired comparisons: their chunker names escaped the same way."""
+    pairs = [{**p, "a": plotly_label(p["a"]), "b": plotly_label(p["b"])} for p in report.get("pairs") or []]
+    return {**_figure_view(report), "pairs": pairs}
+
+
 def _figures(report: Report, draw: Figures) -> dict[str, str]:
     from core import figures
 
@@ -399,6 +426,14 @@ def _figures(report: Report, draw: Figures) -> dict[str, str]:
         out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},
                                              "Collisions: share of the top k from a document without the answer",
                                              TEMPLATE))
+    metrics = compared_metrics(report)
+    shown = interval_rows(view, [m for m in metrics if not lower_is_better(m)])
+    if shown:
+        out["intervals"] = draw(figures.interval_chart(shown, "Headline metrics with their 95 % intervals",
+                                                       TEMPLATE))
+    matrix = pair_matrix(_pairs_view(report), metrics[0]) if metrics else None
+    if matrix is not None:
+        out["pairs"] = draw(figures.pair_matrix(matrix, TEMPLATE))
     stages = [s for s in _stages(report) if s != "lexical"]
     if stages:
         out["seconds"] = draw(figures.bars(view, {s: (lambda r, s=s: _seconds(s)(r) or 0.0) for s in stages},
@@ -419,6 +454,10 @@ def _section(report: Report, index: int, draw: Figures, generated: str | None, h
               "<h3>Settings and versions</h3>", _settings_table(report, generated),
               "<h3>Chunkers</h3>", _chunker_table(report),
               "<h3>Retrieval quality</h3>", _rank_table(report), figs.get("rank", "")]
+    intervals = _interval_table(report)
+    if intervals:
+        parts += ["<h3>Is the difference real?</h3>", intervals, figs.get("intervals", ""), _pair_list(report),
+                  figs.get("pairs", "")]
     spans = _span_table(report)
     if spans or "heatmap" in figs:
         parts += ["<h3>Spans and collisions</h3>", spans, figs.get("span", ""), figs.get("heatmap", ""),

@@ -12,6 +12,7 @@ from components.html import md_escape
 from components.progress import progress_status
 from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
+from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
 from core.ingest.datasets import MAX_QA_BYTES
 from core.report_html import render_html
 from core.settings import parse_ks
@@ -105,10 +106,27 @@ rows = []
 for spec, r in report["results"].items():
     flat = {"chunker": spec, **{k: v for k, v in r.items() if isinstance(v, int | float) and not isinstance(v, bool)}}
     flat.update({f"seconds_{k}": v for k, v in r["seconds"].items()})
+    for key, bounds in r.items():  # the 95 % intervals as two columns each, for a spreadsheet
+        if key.endswith("_ci95") and isinstance(bounds, list) and len(bounds) == 2:
+            flat[f"{key}_low"], flat[f"{key}_high"] = bounds
     rows.append(flat)
 table = pd.DataFrame(rows)
 for metric in ("hit", "mrr", "ndcg"):
     st.plotly_chart(charts.metric_vs_k(report, metric), width="stretch")
+compared = compared_metrics(report)
+shown = interval_rows(report, [m for m in compared if not lower_is_better(m)])
+if shown:
+    st.plotly_chart(charts.interval_chart(shown, "Headline metrics with their 95 % intervals (bootstrap over "
+                                                f"{report['n_questions']} questions)"), width="stretch",
+                    key="bench-intervals")
+    metric = st.selectbox("Paired comparison on", compared, help="Every pair of chunkers, question by question: "
+                          "the mean difference and a paired sign-flip test, Holm-corrected over all pairs shown")
+    matrix = pair_matrix(report, metric)
+    if matrix is not None:
+        st.plotly_chart(charts.pair_matrix(matrix), width="stretch", key="bench-pairs")
+    gap = closest_gap(report, metric)
+    if gap is not None:
+        st.caption(md_escape(gap.sentence()))
 k_max = max(report["k"])
 st.plotly_chart(charts.bars(report, {f"span IoU@{k_max}": lambda r: r[f"span_iou@{k_max}"],
                                      f"span recall@{k_max}": lambda r: r[f"span_recall@{k_max}"]},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import charts, judging, state
+from components import charts, judged_intervals, judging, state
 from components.html import hit_card_html, md_escape, query_tags_html, retrieval_text
 from components.progress import progress_status
 from core.errors import ChunkLensError
@@ -15,7 +15,15 @@ from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
 from core.ingest.judged import QID_PREFIX
 from core.report_pages import app_settings, query_report_html
-from core.workbench import answer_each, ask_all, gold_overlap, pool_depths, rescore, words_only_unread
+from core.workbench import (
+    answer_each,
+    ask_all,
+    gold_overlap,
+    judged_only,
+    pool_depths,
+    rescore,
+    words_only_unread,
+)
 
 state.through_app()
 st.header("Query")
@@ -119,6 +127,9 @@ elif gold:
     table = [{"chunker": s, **{m: round(v, 3) for m, v in a.score.values.items()}}
              for s, a in answers.items() if a.score]
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+judged = judged_only(lib.dataset())
+if judged is not None:
+    judged_intervals.render(services, judged, results, k, corpus.joined, retrieval)
 picked_hit = judging.picking() if shown.get("own") else None
 grid = question_grid({s: [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
                       for s, a in answers.items() if not a.error},

@@ -13,6 +13,7 @@ from typing import Any
 
 from core.errors import ChunkLensError
 from core.evaluation.agreement import agreement_table
+from core.evaluation.verdicts import better_first
 from core.jsonio import loads_checked
 
 EXTRAS = {
@@ -75,8 +76,7 @@ def pair_lines(report: dict[str, Any]) -> list[str]:
         shown = [p for p in pairs if p["metric"] == metric]
         ahead = []
         for p in (p for p in shown if p["significant"]):
-            better, worse = (p["a"], p["b"]) if (p["diff"] > 0) != metric.startswith("wrong_doc") else (p["b"],
-                                                                                                         p["a"])
+            better, worse = better_first(p)
             ahead.append(f"`{better}` > `{worse}` ({p['diff']:+.3f} [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}], "
                          f"p = {p['p_holm']:.3g})")
         lines.append(f"{metric}: " + ("; ".join(ahead) if ahead else "no pair reliably apart")

@@ -32,7 +32,16 @@ def test_the_guided_demo_reaches_its_summary_without_touching_the_library(app):
     assert not at.exception and not at.error
     table = at.dataframe[0].value
     assert list(table["chunker"]) == DEFAULT_SPECS and table["wrong_doc@10"].between(0, 1).all()
+    # every hit@1 with its interval, who is reliably ahead of whom, and how sure the leader is
+    results = at.session_state["demo"].report["results"]
+    for spec, cell in zip(table["chunker"], table["hit@1 95% interval"]):
+        low, high = results[spec]["hit@1_ci95"]
+        assert cell == f"[{low:.2f}, {high:.2f}]" and low <= results[spec]["hit@1"] <= high
+    assert (table["reliably ahead on hit@1 of"] != "-").any()
+    captions = [c.value.replace("\\", "") for c in at.caption]  # captions are Markdown-escaped
+    assert any("one question moves hit@k by 0.018" in c and "On hit@1, " in c for c in captions)
     figures = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
+    assert any(f["type"] == "scatter" and "error_x" in f for f in figures)
     heat = [f for f in figures if f.get("colorscale") and f.get("y") == DEFAULT_SPECS]
     assert heat and len(heat[0]["x"]) == 7  # top-1 collisions, chunker by manual
     assert any(m.value.startswith("**CHOP's continuity decisions**") for m in at.markdown)
@@ -137,8 +146,18 @@ def test_benchmark_page_runs_and_offers_downloads(app):
     assert "hit@10" in table.columns and "seconds_embed" in table.columns
     assert [d.proto.label for d in at.get("download_button")] == ["Download CSV", "Download JSON", "Download report"]
     figures = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
-    [heat] = [f for f in figures if f["type"] == "heatmap"]  # the top-1 collisions, chunker by manual
-    assert set(heat["y"]) == {"naive-500t", "chop:retrieval=filter"} and len(heat["x"]) == 7
+    [heat] = [f for f in figures if f["type"] == "heatmap" and len(f["x"]) == 7]  # top-1 collisions by manual
+    assert set(heat["y"]) == {"naive-500t", "chop:retrieval=filter"}
+    # is the difference real: each figure with its interval, and the pair on the chosen metric (hit@1)
+    [pairs] = [f for f in figures if f["type"] == "heatmap" and f["x"] == f["y"]]
+    assert pairs["x"] == ["naive-500t", "chop:retrieval=filter"] and pairs["text"][0][0] == ""
+    dots = [f for f in figures if f["type"] == "scatter" and "error_x" in f]
+    assert dots and all(len(f["error_x"]["array"]) == 2 for f in dots)
+    report = at.session_state["bench_report"]
+    assert any(c.value.startswith("On hit@1, ") for c in at.caption)
+    assert {f"{m}_ci95_low" for m in ("hit@1", "hit@10")} <= set(table.columns)
+    assert table.set_index("chunker").loc["naive-500t", "hit@1_ci95_low"] == report["results"]["naive-500t"][
+        "hit@1_ci95"][0]
 
 
 def test_cnm_inspector_lists_every_chop_chunk(app):

@@ -125,3 +125,22 @@ def test_benchmark_on_an_empty_library_says_so(tmp_path, monkeypatch):
     assert not at.exception
     assert [i.value for i in at.info] == ["The library is empty: upload manuals or load the sample set on the "
                                           "Documents page."]
+
+
+def test_query_shows_the_judged_questions_with_intervals_and_how_many_would_settle_the_gap(judged_app):
+    at, lib = judged_app
+    for question in (QUESTION, "How do I turn the fan off?"):
+        at = _ask(at, question)
+        at = at.button(key="judge-yes-naive-500t-1").click().run()
+        at = [b for b in at.button if b.label == "Save evidence"][0].click().run()  # the whole hit answers
+    assert len(lib.judged.questions()) == 2 and not at.exception
+    [panel] = [e for e in at.expander if e.label.startswith("All 2 judged questions")]
+    at = click(at, "Score every judged question")
+    assert not at.exception and not at.error
+    report = at.session_state["judged_report"]
+    assert report["qids"] == ["mine-1", "mine-2"] and set(report["results"]) == set(FAST_SPECS)
+    [table] = [d.value for d in at.dataframe if "reliably ahead on hit@5 of" in d.value.columns]
+    cell = table.set_index("chunker").loc["naive-500t", "hit@5"]
+    low, high = report["results"]["naive-500t"]["hit@5_ci95"]
+    assert cell == f"1.000 [{low:.2f}, {high:.2f}]"  # both judged hits are naive-500t's first
+    assert any(m.value.startswith("On hit@5, ") and "judged questions" in m.value for m in at.markdown)
