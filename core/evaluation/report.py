@@ -13,7 +13,7 @@ from typing import Any
 
 from core.errors import ChunkLensError
 from core.evaluation.agreement import agreement_table
-from core.evaluation.verdicts import better_first
+from core.evaluation.verdicts import better_first, gain
 from core.jsonio import loads_checked
 
 EXTRAS = {
@@ -77,11 +77,12 @@ def pair_lines(report: dict[str, Any]) -> list[str]:
         ahead = []
         for p in (p for p in shown if p["significant"]):
             better, worse = better_first(p)
-            ahead.append(f"`{better}` > `{worse}` ({p['diff']:+.3f} [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}], "
-                         f"p = {p['p_holm']:.3g})")
+            by, low, high = gain(p)
+            ahead.append(f"`{better}` > `{worse}` (by {by:.3f} [{low:.2f}, {high:.2f}], p = {p['p_holm']:.3g})")
         lines.append(f"{metric}: " + ("; ".join(ahead) if ahead else "no pair reliably apart")
                      + f" ({len(shown) - len(ahead)} of {len(shown)} pairs within noise)")
-    return ["Reliably apart (paired sign-flip test over questions, Holm-corrected p < 0.05; better first):",
+    return ["Reliably apart (paired sign-flip test over questions, Holm-corrected p < 0.05; the better first, by "
+            "how much, with its 95 % interval):",
             *lines]
 
 
@@ -152,6 +153,12 @@ def comparison_table(folder: Path, rows: Sequence[dict[str, str]], metrics: Sequ
         cells = [label, f"`{name}`", str(r["n_chunks"]), *[metric_cell(r, c) for c in columns],
                  *[_extra(e, r) for e in extras]]
         lines.append("| " + " | ".join(cells) + " |")
+    for name in dict.fromkeys(row["report"] for row in rows):  # each report's tests among the rows shown
+        shown = {row["chunker"] for row in rows if row["report"] == name}
+        report = load_reports(Path(folder) / name)[0]
+        among = [p for p in report.get("pairs") or [] if p["a"] in shown and p["b"] in shown]
+        if pairs := pair_lines({**report, "pairs": among}):
+            lines += ["", f"{pairs[0][:-1]}, `{name}`:", "", *[f"- {line}" for line in pairs[1:]]]
     return "\n".join(lines)
 
 

@@ -33,6 +33,14 @@ def better_first(pair: Mapping[str, Any]) -> tuple[str, str]:
     return (pair["a"], pair["b"]) if a_better else (pair["b"], pair["a"])
 
 
+def gain(pair: Mapping[str, Any]) -> tuple[float, float, float]:
+    """How much the better chunker of a pair is better: (difference, interval low, interval high), positive when
+    the interval excludes 0, whichever of `a`, `b` is better and whichever way the metric points."""
+    sign = -1.0 if (better_first(pair)[0] != pair["a"]) != lower_is_better(pair["metric"]) else 1.0
+    low, high = sorted((sign * pair["ci95"][0], sign * pair["ci95"][1]))
+    return sign * pair["diff"], low, high
+
+
 def pairs_on(report: Report, metric: str) -> list[dict[str, Any]]:
     return [p for p in report.get("pairs") or [] if p.get("metric") == metric]
 

@@ -31,9 +31,19 @@ def test_the_guided_demo_reaches_its_summary(app_url, browser):
     page.get_by_text("CHOP's continuity decisions").wait_for(timeout=UI_WAIT)
     page.get_by_text("Top-1 collisions").first.wait_for(timeout=UI_WAIT)
     assert "This library holds 0 document(s)" in page.inner_text("body")  # the user's library is untouched
+    page.get_by_text(re.compile(r"one question moves hit@k by 0\.018")).wait_for(timeout=UI_WAIT)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "story-1-demo.png"), full_page=True)
     assert not page.get_by_test_id("stException").count()
+    # the report it downloads says the same in a browser: intervals, the pair list and its matrix
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download report").click()
+    report = SHOTS / "story-1-report.html"
+    download.value.save_as(report)
+    page.goto(report.as_uri())
+    page.get_by_role("heading", name="Is the difference real?").wait_for(timeout=UI_WAIT)
+    assert "reliably" in page.inner_text("body")
+    page.screenshot(path=str(SHOTS / "story-1-report.png"), full_page=True)
     context.close()
 
 

@@ -10,8 +10,9 @@ import numpy as np
 
 from core import figures
 from core.evaluation.bench import with_intervals
+from core.evaluation.report import pair_lines
 from core.evaluation.significance import compare, headline_metrics
-from core.evaluation.verdicts import ahead_of, better_first, closest_gap, interval_rows, pair_matrix
+from core.evaluation.verdicts import ahead_of, better_first, closest_gap, gain, interval_rows, pair_matrix
 from core.report_html import render_html, summary_sentences
 
 N = 56
@@ -54,6 +55,18 @@ def test_ahead_of_names_only_real_differences_and_turns_wrong_doc_around():
     assert wrong["strong"] == ["weak", "twin"] and wrong["weak"] == [] == wrong["twin"]
     pair = next(p for p in report["pairs"] if p["metric"] == "wrong_doc@10" and p["a"] == "strong")
     assert pair["diff"] < 0 and better_first(pair) == ("strong", pair["b"])
+
+
+def test_the_gain_is_positive_whichever_side_is_better_and_whichever_way_the_metric_points():
+    for metric, a_value, b_value in (("hit@1", 0.8, 0.5), ("hit@1", 0.5, 0.8), ("wrong_doc@10", 0.1, 0.4),
+                                     ("wrong_doc@10", 0.4, 0.1)):
+        diff = a_value - b_value
+        pair = {"a": "a", "b": "b", "metric": metric, "diff": diff, "ci95": [diff - 0.1, diff + 0.1]}
+        by, low, high = gain(pair)
+        assert by == abs(diff) and (low, high) == (abs(diff) - 0.1, abs(diff) + 0.1)
+    report = three_chunkers()
+    line = next(line for line in pair_lines(report) if line.startswith("wrong_doc@10"))
+    assert "`strong` > `weak` (by 0." in line  # never a negative 'by'
 
 
 def test_the_pair_matrix_is_antisymmetric_and_marks_both_cells_of_a_real_difference():
