@@ -277,8 +277,9 @@ def format_table(report: dict[str, Any]) -> str:
     ks = report["k"]
     cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou", "wrong_doc")]
     results = report["results"]
-    extra = [c for c in ("llm_calls", "boundary_f1", "cnm_category_accuracy", "cnm_model_accuracy", "cnm_empty_rate",
-                         "forward_passes", "answer_f1", "answer_rouge_l")
+    extra = [c for c in ("llm_calls", "boundary_f1", "cnm_category_accuracy", "cnm_category_wrong",
+                         "cnm_model_accuracy", "cnm_model_wrong", "cnm_empty_rate", "forward_passes", "answer_f1",
+                         "answer_rouge_l")
              if any(r.get(c) for r in results.values())]
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []

@@ -25,7 +25,9 @@ EXTRAS = {
     "chunk s": lambda r: r["seconds"]["chunk"] if r.get("llm") else None,  # runs with a CNM backend
     "boundary F1": lambda r: r.get("boundary_f1"),
     "CNM category acc": lambda r: r.get("cnm_category_accuracy"),
+    "CNM category wrong": lambda r: r.get("cnm_category_wrong"),
     "CNM model acc": lambda r: r.get("cnm_model_accuracy"),
+    "CNM model wrong": lambda r: r.get("cnm_model_wrong"),
     "CNM empty": lambda r: r.get("cnm_empty_rate"),
     "CNM copied": lambda r: r.get("cnm_copy_rate"),
     "answer F1": lambda r: r.get("answer_f1"),

@@ -8,6 +8,10 @@ Over the chunks of a run that carry a CNM and lie in a document with gold tags:
   CNM filter searches with, so a tag that counts here is one the filter would find);
 - empty rate: the share whose tag is empty (no category, no nouns, no model): nothing for the prefix or the
   filter to work with.
+- right / wrong / unknown, for the category and the model apart: of the chunks with a gold part, the share whose
+  part matches (right, the accuracy above), is given and does not match (wrong: what the filter trusts and the
+  person inspecting stops trusting), or is empty (unknown). They add up to 1; a tagger that says "unknown" where
+  it cannot tell moves chunks from wrong to unknown, never to right.
 - copy rate (no gold needed): the share whose model is one of the prompts' example models that their document
   never names, i.e. copied from the prompt.
 A chunk of a joined stream is judged against the gold of the source document holding its midpoint.
@@ -16,7 +20,7 @@ A chunk of a joined stream is judged against the gold of the source document hol
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.evaluation.fields import register_report_fields
@@ -28,11 +32,30 @@ from core.pipeline import ChunkRun
 
 
 @dataclass(frozen=True)
+class PartShares:
+    """Of the chunks whose gold has this part: the shares tagged right, wrong and unknown (empty)."""
+    right: float
+    wrong: float
+    unknown: float
+
+
+@dataclass(frozen=True)
 class CnmAccuracy:
     chunks: int  # tagged chunks with gold tags to compare against
     category_accuracy: float | None  # None: no gold category
     model_accuracy: float | None  # None: no gold model
     empty_rate: float
+    category: PartShares | None = None  # None: no gold category
+    model: PartShares | None = None  # None: no gold model
+
+
+def _shares(given: Sequence[str | None], gold: Sequence[str], match: Callable[[str, str], bool]) -> PartShares | None:
+    if not gold:
+        return None
+    right = sum(bool(t) and match(g, t) for t, g in zip(given, gold))
+    unknown = sum(not t for t in given)
+    n = len(gold)
+    return PartShares(right=right / n, wrong=(n - right - unknown) / n, unknown=unknown / n)
 
 
 def _words(text: str) -> str:
@@ -66,13 +89,16 @@ def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmA
     with_category = [(tag, gold) for tag, gold in judged if gold.get("category")]
     with_model = [(tag, gold) for tag, gold in judged if gold.get("model")]
     empty = sum(1 for tag, _ in judged if tag.is_empty())
+    category = _shares([t.category for t, _ in with_category], [g["category"] for _, g in with_category],
+                       categories_match)
+    model = _shares([t.model for t, _ in with_model], [g["model"] for _, g in with_model], models_match)
     return CnmAccuracy(
         chunks=len(judged),
-        category_accuracy=(sum(categories_match(g["category"], t.category) for t, g in with_category)
-                           / len(with_category)) if with_category else None,
-        model_accuracy=(sum(bool(t.model) and models_match(g["model"], t.model) for t, g in with_model)
-                        / len(with_model)) if with_model else None,
+        category_accuracy=category.right if category else None,
+        model_accuracy=model.right if model else None,
         empty_rate=empty / len(judged),
+        category=category,
+        model=model,
     )
 
 
@@ -101,11 +127,14 @@ def _source_text(chunk: Chunk, doc: Document) -> str:
 
 @register_report_fields
 def accuracy_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | int | None]:
-    """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate` (None where there are no tags or no gold)
-    and `cnm_copy_rate` (None where there are no tags)."""
+    """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate`, `cnm_<part>_right/_wrong/_unknown` (None
+    where there are no tags or no gold) and `cnm_copy_rate` (None where there are no tags)."""
     acc = cnm_accuracy(run.chunks, documents)
+    shares = {f"cnm_{part}_{kind}": getattr(getattr(acc, part), kind) if acc and getattr(acc, part) else None
+              for part in ("category", "model") for kind in ("right", "wrong", "unknown")}
     return {"cnm_category_accuracy": acc.category_accuracy if acc else None,
             "cnm_model_accuracy": acc.model_accuracy if acc else None,
             "cnm_empty_rate": acc.empty_rate if acc else None,
             "cnm_judged_chunks": acc.chunks if acc else 0,
-            "cnm_copy_rate": copy_rate(run.chunks, documents)}
+            "cnm_copy_rate": copy_rate(run.chunks, documents),
+            **shares}
