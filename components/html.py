@@ -96,12 +96,17 @@ def cnm_badges_html(cnm: CNM | None, source: str | None = None, sources: dict | 
     parts = []
     for label, key, value in (("cat", "category", cnm.category), ("nouns", "nouns", ", ".join(cnm.nouns) or None),
                               ("model", "model", cnm.model)):
+        origin = (sources or {}).get(key)
         if value:
-            origin = (sources or {}).get(key)
             hover = f' title="from {esc(origin)}"' if origin else ""
             small = f' <i style="opacity:0.8">({esc(origin)})</i>' if origin else ""
             parts.append(f'<span{hover} style="{style}border-radius:6px;padding:1px 6px;margin-right:4px;'
                          f'font-size:0.75rem">{esc(label)}: {esc(str(value))}{small}</span>')
+        elif origin and origin.startswith("unknown"):  # the tagger declined to guess: say so, and why
+            why = origin.split(":", 1)[1].strip() if ":" in origin else ""
+            parts.append(f'<span title="{esc(why)}" style="border:1px dashed #9ca3af;color:#6b7280;'
+                         f'border-radius:6px;padding:1px 6px;margin-right:4px;font-size:0.75rem">'
+                         f'{esc(label)}: unknown <i>({esc(why)})</i></span>')
     if source:
         parts.append(f'<span style="font-size:0.7rem;color:#6b7280">{esc(source)}</span>')
     return "".join(parts)

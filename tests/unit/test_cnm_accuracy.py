@@ -33,6 +33,9 @@ def test_accuracy_on_hand_cases():
     assert acc.category_accuracy == pytest.approx(2 / 4)
     assert acc.model_accuracy == pytest.approx(2 / 4)  # "225b" and "Nordwind F30" match; "226R" and None do not
     assert acc.empty_rate == pytest.approx(1 / 4)
+    # the category: right on two, wrong on "camera", unknown on the empty one; they add up to 1
+    assert (acc.category.right, acc.category.wrong, acc.category.unknown) == pytest.approx((2 / 4, 1 / 4, 1 / 4))
+    assert (acc.model.right, acc.model.wrong, acc.model.unknown) == pytest.approx((2 / 4, 1 / 4, 1 / 4))
 
 
 def test_untagged_chunks_and_documents_without_gold_are_not_judged():
@@ -150,3 +153,13 @@ def test_copy_rate_counts_example_models_the_text_never_names():
               _chunk("ac", 10, 20, {"model": None}, 1)]
     assert copy_rate(chunks, [fan, aircon]) == pytest.approx(1 / 4)
     assert copy_rate([Chunk("fan", 0, 5, "The T", 1)], [fan]) is None  # no tags: nothing to rate
+
+
+def test_an_unknown_part_is_drawn_as_unknown_with_its_reason():
+    from components.html import cnm_badges_html
+    from core.methods.chop.cnm import CNM
+    from core.methods.chop.extract import UNKNOWN_CATEGORY
+
+    html = cnm_badges_html(CNM(model="K5"), "extracted", {"model": "title", "category": UNKNOWN_CATEGORY})
+    assert "model: K5" in html and "cat: unknown" in html and "no title, heading or opening line" in html
+    assert "cat: unknown" not in cnm_badges_html(CNM(model="K5"), "extracted", {"model": "title"})

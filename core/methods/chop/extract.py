@@ -51,7 +51,13 @@ import numpy as np
 
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
-from core.methods.chop.rules import VARIANT_WORDS, model_candidates, models_match, normalise_model
+from core.methods.chop.rules import (
+    GENERIC_SERIES_WORDS,
+    VARIANT_WORDS,
+    model_candidates,
+    models_match,
+    normalise_model,
+)
 from core.text import stopwords
 
 #: words that name a kind of document, not a product: dropped from titles (see docs/METHODS.md)
@@ -71,6 +77,8 @@ TITLE_PREFIX = "Document title:"
 #: hand-labelled windows of tests/fixtures/cnm_nouns.json (docs/METHODS.md gives the figures)
 NOUN_METHOD = "tfidf"
 FIRST_PAGE = 2000  # characters of a run that count as its first page
+#: the category's source when nothing states the product type: the inspector shows the part as unknown, and why
+UNKNOWN_CATEGORY = "unknown: no title, heading or opening line states the product type"
 COVER = 4000  # characters after a run's start in which a title line (a table of contents) belongs to the run
 LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
@@ -85,9 +93,13 @@ _VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
 # a chapter or appendix number opening a heading: "1 Introduction", "2.3 Naming", "A Copying Information"
 _NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.?|[IVX]+\.)\s+\S")
 # a product type described in words: "A program for ...", "(ASN.1) library for ...", "... is a library that ..."
-_DESCRIBED = re.compile(r"(?:^|[):,;]\s*|\b(?:is|as)\s+)(?:(?:an?|the)\s+)?"
+# after a closing parenthesis ("(ASN.1) library for"), else only with an article: "Use biometrics to ...", "face,
+# fingerprint, or iris to ...", "stabilization: Activate anti-shake to ...", "is designed for ..." and "is in close
+# proximity to ..." state no product type
+_DESCRIBED = re.compile(r"(?:(?:^|[,;:]\s*|\b(?:is|as)\s+)(?:an?|the)\s+|\)\s*(?:(?:an?|the)\s+)?)"
                         r"((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)\s+(?:for|that|which|to)\b",
                         re.IGNORECASE | re.MULTILINE)
+_COPULA = frozenset(("is", "are", "was", "were", "be", "been"))
 _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
 
 
@@ -95,9 +107,10 @@ def _norm_line(line: str) -> str:
     return " ".join(re.findall(r"\w+", line.casefold()))
 
 
-def models_in(text: str) -> Counter[str]:
-    """`rules.model_candidates` without values ("20kHz", "40mA")."""
-    return Counter({m: n for m, n in model_candidates(text).items() if not _VALUE.match(m.split()[0])})
+def models_in(text: str, series: tuple[str, ...] = GENERIC_SERIES_WORDS) -> Counter[str]:
+    """`rules.model_candidates` without values ("20kHz", "40mA"); short codes count after the generic series
+    words or the library's own (`Library.series`), never after a product word of a fixed list."""
+    return Counter({m: n for m, n in model_candidates(text, series).items() if not _VALUE.match(m.split()[0])})
 
 
 def is_section(heading: str) -> bool:
@@ -118,6 +131,8 @@ def described_type(text: str) -> str | None:
     stop = stopwords()
     head = "\n".join(text[:FIRST_PAGE].splitlines()[:12])
     for m in _DESCRIBED.finditer(head):
+        if _COPULA & set(m.group(1).lower().split()):  # "the pen is designed for": a clause, not a noun phrase
+            continue
         words = [w for w in m.group(1).split() if w.islower() and w not in stop and w not in DOCUMENT_WORDS]
         if words and m.group(1).split()[-1] == words[-1]:
             return " ".join(words)
@@ -126,6 +141,24 @@ def described_type(text: str) -> str | None:
 
 def _has_digit(word: str) -> bool:
     return any(ch.isdigit() for ch in word)
+
+
+def _names_something(words: Sequence[str]) -> bool:
+    """Whether model words tell a product apart: a word of two letters or more, or one mixing letters and digits
+    ("K4", "B07"); not a bare number ("10", "8.0") with at most single letters."""
+    return any(sum(ch.isalpha() for ch in w) >= 2 or (_has_digit(w) and any(ch.isalpha() for ch in w))
+               for w in words)
+
+
+def _series_words(titles: Sequence[str], common: frozenset[str], models: set[str]) -> tuple[str, ...]:
+    """The words after which this library writes short model codes: the capitalised words most titles share (a
+    brand, a family) and the words before a code inside the titles' models ("Pad" of "Pad B 7.0"), besides the
+    generic ones. Learned from the titles, so no product word is written into the extractor."""
+    shared = {w for t in titles for w in _TOKEN.findall(t) if w.lower() in common and w[:1].isupper()}
+    inside = {w for parts in (m.split() for m in models) for i, w in enumerate(parts)
+              if w.isalpha() and len(w) >= 2 and w[:1].isupper() and any(_has_digit(x) for x in parts[i + 1:])}
+    words = (shared | inside) - {w for w in shared | inside if w.lower() in DOCUMENT_WORDS}
+    return tuple(sorted(set(GENERIC_SERIES_WORDS) | words))
 
 
 def noun_phrases(text: str, max_words: int = 3) -> Counter[str]:
@@ -165,6 +198,11 @@ class Library:
     heading_counts: Counter[str] = field(default_factory=Counter)  # first-level heading text -> occurrences
     common_title_words: frozenset[str] = frozenset()
     models: list[str] = field(default_factory=list)  # every model a title named, longest first
+    #: words after which a short code is a model ("K4" after a brand or family word the titles share): the
+    #: generic ones and those the library's titles teach
+    series: tuple[str, ...] = GENERIC_SERIES_WORDS
+    #: most titles name a model: then a title without a digit names one too (near-duplicates differ by model)
+    titles_name_models: bool = False
     lower_share: dict[str, float] = field(default_factory=dict)  # title word -> share written in lower case
 
     def idf(self, df: int) -> float:
@@ -190,7 +228,7 @@ def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
 class ExtractCnm:
     """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
 
-    version = "extract:v2"
+    version = "extract:v3"
     label = "extractor (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
@@ -217,7 +255,6 @@ class ExtractCnm:
         units = _units(documents)
         lib.units = len(units)
         for text in units:
-            lib.model_df.update({normalise_model(m) for m in models_in(text)})
             lib.phrase_df.update(set(noun_phrases(text)))
         for doc in documents:
             lib.heading_counts.update(_norm_line(t) for _, t in _first_level_headings(doc))
@@ -240,8 +277,13 @@ class ExtractCnm:
                     total[w.lower()] += 1
                     lower[w.lower()] += w.islower()
         lib.lower_share = {w: lower[w] / total[w] for w in total}
+        with_digit = [t for t in titles if (n := self.name_of(t)).model and _has_digit(n.model)]
+        lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
         models = {n.model for t in titles if (n := self.name_of(t)).model}
         lib.models = sorted(models, key=lambda m: (-len(m), m))
+        lib.series = _series_words(titles, lib.common_title_words, models)
+        for text in units:
+            lib.model_df.update({normalise_model(m) for m in models_in(text, lib.series)})
 
     # ---- titles ------------------------------------------------------------------------------------------
 
@@ -264,6 +306,10 @@ class ExtractCnm:
             # words before the model that the library writes in lower case are a product type, not the model
             while start < digits[0] and lib.lower_share.get(words[start].lower(), 0.0) >= 0.5:
                 start += 1
+            # ... unless dropping them leaves a bare number or letter ("10" of "Orbit 10", "B 7.0" of "Pad B 7.0"):
+            # that names no product, so the family word stays
+            while start > 0 and not _names_something(words[start:end]):
+                start -= 1
             model = " ".join(words[start:end])
             rest = [w for w in words[end:] if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
@@ -272,8 +318,11 @@ class ExtractCnm:
         if not content:
             return Name()
         named = [w for w in content if lib.lower_share.get(w.lower(), 0.0) < 0.5 and w[0].isupper()]
+        capitalised = len(words) <= 3 and all(w[0].isupper() for w in words)
         if named and len(content) <= 3 and len(named) == len(content):
-            return Name(" ".join(content), None)
+            return Name(" ".join(words) if capitalised else " ".join(content), None)  # "K Fold" keeps its "K"
+        if lib.titles_name_models and capitalised:
+            return Name(" ".join(words), None)  # a name in a library whose other titles name models
         return Name(None, " ".join(content))
 
     def title_lines(self, doc: Any) -> list[tuple[int, str]]:
@@ -293,8 +342,8 @@ class ExtractCnm:
         """(model, score, count) of the model-like tokens of `text`, best first: count x idf, plus a bonus for
         those on the first page."""
         lib = self.library
-        counts = models_in(text)
-        head = models_in(text[:FIRST_PAGE])
+        counts = models_in(text, lib.series)
+        head = models_in(text[:FIRST_PAGE], lib.series)
         scored = []
         for m, n in counts.items():
             df = lib.model_df.get(normalise_model(m), 0)
@@ -356,14 +405,14 @@ class ExtractCnm:
             models = self.distinctive_models(text)
             if models:
                 name.model = models[0][0]
-                sources["model"] = "first page" if models[0][0] in models_in(text[:FIRST_PAGE]) \
-                    else "distinctive token"
+                on_first_page = models[0][0] in models_in(text[:FIRST_PAGE], self.library.series)
+                sources["model"] = "first page" if on_first_page else "distinctive token"
         if not name.category and (described := described_type(text)):
             name.category, sources["category"] = described, "description"
         if not name.category:
-            phrases = self.distinctive_phrases(text, exclude=name.model or "", top=1)
-            if phrases:
-                name.category, sources["category"] = phrases[0], "distinctive phrase"
+            # a phrase frequent in this manual is one of its subjects, not its product type: on every set with
+            # gold tags it never named the category, so the part stays unknown and says why
+            sources["category"] = UNKNOWN_CATEGORY
         nouns = self.keyphrases((window or text)[:FIRST_PAGE], exclude=f"{name.model or ''} {name.category or ''}")
         if nouns:
             sources["nouns"] = "keyphrase"
@@ -485,7 +534,8 @@ class DocumentView:
     def _run_models_until(self, end: int) -> Counter[str]:
         """The models named in the current run (from its cut) up to offset `end`, counted as the windows go."""
         if end > self._seen_to:
-            self._seen.update(normalise_model(m) for m in models_in(self.doc.text[self._seen_to:end]).elements())
+            found = models_in(self.doc.text[self._seen_to:end], self.backend.library.series)
+            self._seen.update(normalise_model(m) for m in found.elements())
             self._seen_to = end
         return self._seen
 
@@ -503,7 +553,7 @@ class DocumentView:
             if any(re.search(rf"(?<!\w){re.escape(f)}(?!\w)", ahead, re.IGNORECASE) for f in forms):
                 return True
         top = [m for m, _ in self._seen.most_common(1)]
-        return bool(top) and any(normalise_model(m) in top for m in models_in(ahead))
+        return bool(top) and any(normalise_model(m) in top for m in models_in(ahead, self.backend.library.series))
 
     def decide_one(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
         """(same, reason, cut offset relative to the start of `current`, or None). Decisions are made in the
@@ -544,10 +594,11 @@ class DocumentView:
         return True, "no strong evidence of a new document", None
 
     def _loose(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
-        a_models = {normalise_model(m) for m in models_in(anchor)}
+        series = self.backend.library.series
+        a_models = {normalise_model(m) for m in models_in(anchor, series)}
         for model, _, n in self.backend.distinctive_models(current):
             if n >= 2 and a_models and normalise_model(model) not in a_models and \
-                    not any(models_match(model, m) for m in models_in(anchor)):
+                    not any(models_match(model, m) for m in models_in(anchor, series)):
                 return False, f"tag changes: model {model} is new", 0
             break
         if similarity is not None and similarity < self.backend.min_similarity:

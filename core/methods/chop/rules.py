@@ -52,8 +52,17 @@ PART_NOUNS: tuple[str, ...] = (
     "sim card", "keyboard", "pen", "notification", "alarm", "wallpaper", "bluetooth", "wi-fi", "fingerprint",
 )
 _MODEL_RE = re.compile(r"\b(?:[A-Z]{1,4}-?){0,2}\d{2,5}[A-Za-z]{0,3}\+?(?:-[A-Z0-9]{1,4})?\b|\b[A-Z][A-Z0-9]*-SERIES\b")
-# short models ("S9", "Note 10", "Tab S6") only count after a series word, or error codes like E4 would too
-_NAMED_MODEL_RE = re.compile(r"\b(?:Galaxy|Tab|Note|Model|Series|Type|No\.)\s?([A-Z]{0,2}\d{1,4}[A-Za-z]{0,2}\+?)")
+# short models ("S9", "Note 10", "Tab S6") only count after a series word, or error codes like E4 would too.
+#: words that say a model follows, in any library
+GENERIC_SERIES_WORDS = ("Model", "Series", "Type", "No.")
+#: the rule backend's fixed lexicon adds product-family words; the `extract` backend learns its own from the titles
+RULE_SERIES_WORDS = ("Galaxy", "Tab", "Note", *GENERIC_SERIES_WORDS)
+
+
+@lru_cache(maxsize=64)
+def _named_model_re(series: tuple[str, ...]) -> re.Pattern[str]:
+    words = "|".join(re.escape(w) for w in sorted(set(series), key=lambda w: (-len(w), w)))
+    return re.compile(rf"\b(?:{words})\s?([A-Z]{{0,2}}\d{{1,4}}[A-Za-z]{{0,2}}\+?)")
 # capitalised or upper case only, as product names write them: "the 225B lite mode" names no variant
 _VARIANT_TAIL = re.compile(r"(?:[ \t]+(?:" + "|".join(f"{w.capitalize()}|{w.upper()}" for w in VARIANT_WORDS)
                            + r")\b)+")
@@ -76,7 +85,9 @@ def _variant_tail(text: str, end: int) -> str:
     return " " + " ".join(tail.group(0).split()) if tail else ""
 
 
-def model_candidates(text: str) -> Counter[str]:
+def model_candidates(text: str, series: tuple[str, ...] = RULE_SERIES_WORDS) -> Counter[str]:
+    """Model-like tokens of `text`, counted: letters with two or more digits ("225B", "QX-90"), and short codes
+    ("K4", "10") right after one of the `series` words."""
     found: Counter[str] = Counter()
     for m in _MODEL_RE.finditer(text):
         cand = m.group(0) + _variant_tail(text, m.end())
@@ -85,7 +96,7 @@ def model_candidates(text: str) -> Counter[str]:
         if not re.search(r"[A-Za-z]", cand) or _NOT_A_MODEL.match(cand):
             continue
         found[cand] += 1
-    for m in _NAMED_MODEL_RE.finditer(text):
+    for m in _named_model_re(series).finditer(text):
         cand = m.group(1)
         if cand.isdigit():  # "Note 10" -> "Note10": the number alone means nothing
             cand = re.sub(r"\s+", "", m.group(0))
