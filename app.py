@@ -14,6 +14,7 @@ import streamlit as st  # noqa: E402  (the environment above must be set before 
 
 import core.catalog  # noqa: E402, F401  (the composition root: every chunker, method and service)
 from components import demo, sidebar, state  # noqa: E402
+from core.llm.budget import budget_scope  # noqa: E402
 
 
 def home() -> None:
@@ -51,4 +52,5 @@ pages = [
     st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"),
     st.Page("pages/cnm_inspector.py", title="CNM inspector", url_path="cnm"),
 ]
-st.navigation(pages).run()
+with budget_scope(state.llm_budget()):  # a shared server's limit on paid LLM requests, per run and per hour
+    st.navigation(pages).run()

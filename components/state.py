@@ -14,6 +14,7 @@ from components.html import md_escape
 from core.errors import ChunkLensError, ConfigError, StoreError
 from core.ingest.library import Library, new_library_id, valid_library_id
 from core.keys import KeyRing
+from core.llm.budget import RequestBudget
 from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
 from core.services import Services, build_services
@@ -134,6 +135,16 @@ def services() -> Services | None:
     except ChunkLensError as exc:
         st.error(f"Settings problem: {md_escape(str(exc))}")
         return None
+
+
+def llm_budget() -> RequestBudget | None:
+    """This script run's allowance of paid LLM requests on a shared server (the operator's per-run and per-hour
+    limits, the hour counted per library); None on a local server, whose user pays for their own requests."""
+    if mode() != "shared":
+        return None
+    config = server_config()
+    return RequestBudget(config.llm_requests_per_run, visitor=st.session_state.get("lib_id") or "",
+                         per_hour=config.llm_requests_per_hour)
 
 
 def retrieval():

@@ -191,3 +191,13 @@ def test_a_local_save_keeps_addresses_out_of_the_settings_file(monkeypatch, tmp_
     assert (saved.llm_base_url, saved.chroma_server) == ("", "")
     assert "secret" not in (ws / "settings.json").read_text()
     assert "secret" not in " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_a_shared_server_hides_paid_cnm_backends_unless_the_operator_offers_them(monkeypatch, tmp_path):
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    assert "OpenAI-compatible" not in llm.options and "rule-based lexicon (no model)" in llm.options
+    monkeypatch.setenv("CHUNKLENS_OFFER_PAID_BACKENDS", "1")
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    assert "OpenAI-compatible" in llm.options
