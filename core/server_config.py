@@ -41,6 +41,7 @@ ENVIRONMENT = {
     "CHUNKLENS_SCORER_MODEL": "scorer_model",
     "CHUNKLENS_MAX_UPLOAD_MB": "max_upload_mb",
     "CHUNKLENS_RERANK_MODEL": "rerank_model",
+    "CHUNKLENS_MAX_SESSION_UPLOAD_MB": "max_session_upload_mb",
     "CHUNKLENS_OFFER_PAID_BACKENDS": "offer_paid_backends",
     "CHUNKLENS_LLM_REQUESTS_PER_RUN": "llm_requests_per_run",
     "CHUNKLENS_LLM_REQUESTS_PER_HOUR": "llm_requests_per_hour",
@@ -63,6 +64,8 @@ class ServerConfig(BaseModel):
     scorer_model: str = ""
     llm_timeout: float = Field(default=60.0, gt=0, le=3600)
     max_upload_mb: int = Field(default=50, ge=1, le=2048)
+    #: all uploads one browser session may hold on a shared server at once, submitted or not (components.upload_cap)
+    max_session_upload_mb: int = Field(default=200, ge=1, le=16384)
     rerank_model: str = ""  # a CrossEncoder folder or a /rerank URL, for the "model" reranker
     #: the embedders a shared server's visitors may pick from (the first is the default)
     embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
@@ -88,7 +91,7 @@ class ServerConfig(BaseModel):
                 "LLM model": self.llm_model or "the backend's default",
                 "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
                 "reranker": redact_url(self.rerank_model) or "none configured",
-                "upload limit": f"{self.max_upload_mb} MB per file",
+                "upload limit": f"{self.max_upload_mb} MB per file, {self.max_session_upload_mb} MB per session",
                 "paid LLM backends": (f"offered, {self.llm_requests_per_run} requests per run, "
                                       f"{self.llm_requests_per_hour or 'no limit'} per hour"
                                       if self.offer_paid_backends else "not offered")}
