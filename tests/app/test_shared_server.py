@@ -201,3 +201,11 @@ def test_a_shared_server_hides_paid_cnm_backends_unless_the_operator_offers_them
     at = session(monkeypatch, tmp_path / "ws", mode="shared")
     [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
     assert "OpenAI-compatible" in llm.options
+
+
+def test_a_visit_without_a_library_address_makes_no_folder(monkeypatch, tmp_path):
+    ws = tmp_path / "ws"
+    at = session(monkeypatch, ws, mode="shared")
+    assert not at.exception and at.query_params["lib"]
+    uploads = ws / "uploads"
+    assert not uploads.exists() or not any(uploads.iterdir())
