@@ -41,6 +41,7 @@ def home() -> None:
 
 
 st.set_page_config(page_title="ChunkLens", layout="wide")
+state.hide_error_details()  # before anything can fail: a shared server's visitors see no tracebacks or paths
 state.library()  # give this browser session its library id before any page runs
 if state.mode() == "shared":  # the browser's per-file limits bind no visitor: the server holds a session's total
     upload_cap.install(state.server_config().max_session_upload_mb * 2**20)

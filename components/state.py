@@ -76,6 +76,14 @@ def _library_root(config: ServerConfig) -> Path | None:
     return Workspace.open(config.workspace).uploads / lib_id if valid_library_id(lib_id) else None
 
 
+def hide_error_details() -> None:
+    """On a shared server an uncaught error shows visitors its type only: a traceback or an error's message
+    names the server's folders and code. The whole error still goes to the server's log. A local user keeps the
+    details (the option is the process's, and a process serves one mode)."""
+    if mode() == "shared":
+        st.set_option("client.showErrorDetails", "type")
+
+
 def settings() -> Settings:
     """This session's settings: made once per session (core.settings.session_settings), then changed only by
     this session's sidebar. No other session's choices reach them."""

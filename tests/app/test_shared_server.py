@@ -209,3 +209,15 @@ def test_a_visit_without_a_library_address_makes_no_folder(monkeypatch, tmp_path
     assert not at.exception and at.query_params["lib"]
     uploads = ws / "uploads"
     assert not uploads.exists() or not any(uploads.iterdir())
+
+
+def test_a_shared_server_shows_visitors_no_traceback_or_server_path(monkeypatch, tmp_path):
+    from core.ingest.library import Library
+
+    def broken(self):
+        raise OSError(f"cannot read {tmp_path}/srv/chunklens/uploads/secret.json")
+
+    monkeypatch.setattr(Library, "documents", broken)
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [error] = at.exception
+    assert not error.stack_trace and "srv/chunklens" not in error.message and str(tmp_path) not in error.message
