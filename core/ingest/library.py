@@ -250,6 +250,7 @@ class Library:
         self.originals = self.root / "originals"
         self.texts = self.root / "texts"  # both folders are made by the first write (`_locked`), not by a visit
         self._order = self.root / "order.json"
+        self._retired_file = self.root / "retired.json"  # ids of removed documents, never given to an upload again
         self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.methods.chop.edits.EditLog)
         #: the QA sets uploaded into this library, one folder each (created on first use); sets uploaded before
         #: sets belonged to a library stay in the workspace's `datasets` folder and load from there as before
@@ -380,7 +381,7 @@ class Library:
     def _add_loaded(self, loaded: list[tuple[int, str, bytes, Document]], errors: dict[int, str]) -> list[Document]:
         """Store and list read uploads (under the lock); a file that cannot be stored gets its line in `errors`."""
         ids = self._ids()
-        taken = set(ids) | self._stored_ids()
+        taken = set(ids) | self._stored_ids() | self._retired()
         added: list[tuple[int, str, Document]] = []
         for n, name, data, doc in loaded:
             doc.doc_id = self._unique(doc.doc_id, taken)
@@ -699,12 +700,28 @@ class Library:
                 self._write_ids([i for i in self._ids() if i not in damaged])
         return docs
 
+    def _retired(self) -> set[str]:
+        """Ids of documents removed from this library: an upload never gets one again, so a tab that still
+        lists a removed document cannot remove a newer one that took its id. A damaged file is read as none."""
+        try:
+            ids = _read_json(self._retired_file)
+        except (OSError, ValueError):
+            return set()
+        return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+
+    def _retire(self, doc_ids: set[str]) -> None:
+        if doc_ids:
+            write_atomically(self._retired_file, json.dumps(sorted(self._retired() | doc_ids)), durable=True)
+
     def remove(self, doc_id: str) -> None:
-        """Remove one document: its text, its original (by exact name) and its place in the order."""
+        """Remove one document: its text, its original (by exact name) and its place in the order; its id is
+        retired (`_retired`)."""
         with self._locked():
+            ids = self._ids()
             for f in self._files_of(doc_id):
                 f.unlink(missing_ok=True)
-            self._write_ids([i for i in self._ids() if i != doc_id])
+            self._retire({doc_id} & set(ids))
+            self._write_ids([i for i in ids if i != doc_id])
 
     def clear(self) -> None:
         """Remove every listed document and forget the QA set (the saved sets themselves stay)."""
@@ -713,5 +730,6 @@ class Library:
             originals = [p for p in self.originals.iterdir() if p.stem in ids]  # by exact name, as `originals_of`
             for f in [*originals, *(self.texts / f"{i}.json" for i in ids)]:
                 f.unlink(missing_ok=True)
+            self._retire(ids)
             self._write_ids([])
             (self.root / "dataset.json").unlink(missing_ok=True)

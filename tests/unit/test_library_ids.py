@@ -26,3 +26,17 @@ def test_a_library_that_is_only_read_leaves_nothing_on_disk(tmp_path):
     assert [d.doc_id for d in Library(tmp_path / "uploads", "abcdef12").documents()] == ["fan"]
     lib.remove("fan")
     assert lib.documents() == []
+
+
+def test_a_removed_documents_id_is_never_given_again_so_a_stale_tab_removes_nothing_new(tmp_path):
+    lib = Library(tmp_path / "uploads", "abcdef12")
+    lib.add([("fan.txt", b"Clean the blades.")])
+    stale_choice = "fan"  # what another tab still lists and has selected
+    lib.remove("fan")
+    [again] = lib.add([("fan.txt", b"Oil the motor yearly.")]).added
+    assert again.doc_id != "fan"
+    lib.remove(stale_choice)  # the stale tab confirms its removal
+    assert [d.text for d in Library(tmp_path / "uploads", "abcdef12").documents()] == ["Oil the motor yearly."]
+    lib.clear()
+    [third] = lib.add([("fan.txt", b"Dust it.")]).added
+    assert third.doc_id not in ("fan", again.doc_id)
