@@ -14,7 +14,6 @@ import streamlit as st  # noqa: E402  (the environment above must be set before 
 
 import core.catalog  # noqa: E402, F401  (the composition root: every chunker, method and service)
 from components import cache_guard, demo, sidebar, state, upload_cap  # noqa: E402
-from core.llm.budget import budget_scope  # noqa: E402
 
 
 def home() -> None:
@@ -42,6 +41,7 @@ def home() -> None:
 
 st.set_page_config(page_title="ChunkLens", layout="wide")
 state.hide_error_details()  # before anything can fail: a shared server's visitors see no tracebacks or paths
+state.start_llm_budget()  # this run's allowance of paid LLM requests (a shared server's limits)
 state.library()  # give this browser session its library id before any page runs
 if state.mode() == "shared":  # the browser's per-file limits bind no visitor: the server holds a session's total
     upload_cap.install(state.server_config().max_session_upload_mb * 2**20)
@@ -56,5 +56,4 @@ pages = [
     st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"),
     st.Page("pages/cnm_inspector.py", title="CNM inspector", url_path="cnm"),
 ]
-with budget_scope(state.llm_budget()):  # a shared server's limit on paid LLM requests, per run and per hour
-    st.navigation(pages).run()
+st.navigation(pages).run()

@@ -1,7 +1,7 @@
 """How many requests a run may send to a paid LLM backend, and a visitor in an hour.
 
 On a shared server every visitor spends the operator's key: a chunker spec such as `chop:size=2:overlap=1` on a
-4 KB text asks hundreds of questions. The app opens a `RequestBudget` around each script run (`budget_scope`) and
+4 KB text asks hundreds of questions. The app starts a `RequestBudget` at each script run (`start_budget`) and
 `core.llm.base.LLMClient` charges it before every paid request that the answer cache does not hold; the request
 past either limit raises `LLMLimitReached`, one line that names the limit. Threads that work for the run (the
 chunk-ahead worker, `ask_many`'s pool) carry the same budget (`current_budget`, `contextvars.copy_context`).
@@ -83,6 +83,13 @@ _CURRENT: ContextVar[RequestBudget | None] = ContextVar("chunklens_llm_budget", 
 def current_budget() -> RequestBudget | None:
     """The budget of the run this code works for, if it runs under one."""
     return _CURRENT.get()
+
+
+def start_budget(budget: RequestBudget | None) -> None:
+    """Put the rest of this thread's work under `budget` (None: no limit), for a run that no `with` can wrap: a
+    Streamlit script run, whose page bodies are modules. Each run calls it first, so a script thread that serves
+    several reruns gives each its own budget; threads started for the run copy it (`copy_context`)."""
+    _CURRENT.set(budget)
 
 
 @contextmanager
