@@ -48,11 +48,32 @@ def cap_session_uploads(manager: Any, cap_bytes: int) -> None:
     manager.add_file = capped
 
 
-def install(cap_bytes: int) -> bool:
-    """Cap the running server's uploads per session; False when no server runs (AppTest, a bare script)."""
+def file_limit_mb(max_upload_mb: int, session_mb: int) -> int:
+    """The largest single upload any of the app's widgets accepts on this server: a document (the operator's
+    `max_upload_mb`) or a ChunkLens archive (MAX_ARCHIVE_BYTES), never more than a session may hold at all."""
+    from core.archive import MAX_ARCHIVE_BYTES
+
+    return max(1, min(max(max_upload_mb, -(-MAX_ARCHIVE_BYTES // 2**20)), session_mb))
+
+
+def limit_each_file(limit_mb: int) -> None:
+    """Lower Streamlit's own per-file cap (`server.maxUploadSize`, which its upload route reads per request and
+    enforces while the body streams in) to `limit_mb`, when it is higher: the local default of 2048 MB would let
+    one request buffer 2 GB before the session's total could refuse it."""
+    from streamlit import config
+
+    if config.get_option("server.maxUploadSize") > limit_mb:
+        config.set_option("server.maxUploadSize", limit_mb, where_defined="ChunkLens shared server")
+
+
+def install(cap_bytes: int, file_mb: int | None = None) -> bool:
+    """Cap the running server's uploads per session (and each file at `file_mb`); False when no server runs
+    (AppTest, a bare script)."""
     from streamlit.runtime import Runtime
 
     if not Runtime.exists():
         return False
+    if file_mb is not None:
+        limit_each_file(file_mb)
     cap_session_uploads(Runtime.instance().uploaded_file_mgr, cap_bytes)
     return True

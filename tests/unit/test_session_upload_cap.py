@@ -52,3 +52,21 @@ def test_the_total_is_one_line_and_the_operators_setting(tmp_path):
     assert load_server_config(tmp_path / "none.toml", {}).max_session_upload_mb == 200
     env = {"CHUNKLENS_MAX_SESSION_UPLOAD_MB": "64"}
     assert load_server_config(tmp_path / "none.toml", env).max_session_upload_mb == 64
+
+
+def test_streamlits_own_per_file_cap_comes_down_to_what_a_widget_accepts(monkeypatch):
+    from streamlit import config
+
+    from components.upload_cap import file_limit_mb, limit_each_file
+
+    assert file_limit_mb(50, 200) == 200  # a ChunkLens archive may be 200 MB
+    assert file_limit_mb(500, 1000) == 500 and file_limit_mb(50, 64) == 64
+    before = config.get_option("server.maxUploadSize")
+    try:
+        config.set_option("server.maxUploadSize", 2048)
+        limit_each_file(200)
+        assert config.get_option("server.maxUploadSize") == 200
+        limit_each_file(500)  # never raised
+        assert config.get_option("server.maxUploadSize") == 200
+    finally:
+        config.set_option("server.maxUploadSize", before)
