@@ -48,5 +48,5 @@ def render(lib: Library) -> None:
             try:
                 data = read_upload(upload, upload.name, _MAX_ZIP_BYTES, "judged question sets")
                 st.success(md_escape(lib.import_judged(data, _MAX_ZIP_BYTES * 4)))
-            except ChunkLensError as exc:
-                st.error(md_escape(str(exc)))
+            except ChunkLensError as exc:  # the file's name first: the line may be about one of its members
+                st.error(md_escape(f"{upload.name}: {exc}"))

@@ -35,15 +35,17 @@ def _choice(label: str, options: list[str] | tuple[str, ...], value: str, **kwar
     return st.selectbox(label, options, index=options.index(value) if value in options else 0, **kwargs)
 
 
-def _visitor_fields(current: Settings, embedders: list[str] | None) -> dict:
-    """The widgets every mode shows; `embedders` limits the embedder to a list (shared), None lets it be typed."""
+def _visitor_fields(current: Settings, embedders: list[str] | None, llms: list[str]) -> dict:
+    """The widgets every mode shows; `embedders` limits the embedder to a list (shared), None lets it be typed;
+    `llms` are the CNM backends this server offers (a shared one hides paid backends unless its operator offers
+    them)."""
     values: dict = {}
     if embedders is None:
         values["embedder"] = st.text_input("Embedder", current.embedder, help=_EMBEDDER_HELP)
     else:
         values["embedder"] = _choice("Embedder", embedders, current.embedder, help="offered by this server")
     values["long_text"] = _choice("Texts longer than the embedder reads", ["truncate", "window"], current.long_text)
-    values["llm"] = _choice("CNM backend (CHOP)", list(_LLM_LABELS), current.llm, format_func=_LLM_LABELS.get)
+    values["llm"] = _choice("CNM backend (CHOP)", llms, current.llm, format_func=_LLM_LABELS.get)
     values["scorer_engine"] = _choice("LGMGC scorer engine", SCORER_ENGINES, current.scorer_engine,
                                       format_func={"transformers": "transformers (torch)",
                                                    "llamacpp": "llama.cpp (the GGUF in-process)"}.get)
@@ -74,7 +76,7 @@ def _key_field() -> str:
 
 def _local_form(current: Settings) -> None:
     with st.sidebar.expander("Settings", expanded=False), st.form("settings_form"):
-        values = _visitor_fields(current, None)
+        values = _visitor_fields(current, None, list(_LLM_LABELS))
         values["embedder_base_url"] = st.text_input(
             "Embedding server base URL", current.embedder_base_url,
             help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, llama.cpp, TEI); empty for "
@@ -114,7 +116,7 @@ def _shared_form(current: Settings) -> None:
     config = state.server_config()
     with st.sidebar.expander("Settings", expanded=False):
         with st.form("settings_form"):
-            values = _visitor_fields(current, config.embedders)
+            values = _visitor_fields(current, config.embedders, config.offered_llms("shared", tuple(_LLM_LABELS)))
             key = _key_field()
             if st.form_submit_button("Save settings"):
                 new = visitor_choice(config, current, current.model_copy(update=values))

@@ -14,6 +14,7 @@ from components.html import md_escape
 from core.errors import ChunkLensError, ConfigError, StoreError
 from core.ingest.library import Library, new_library_id, valid_library_id
 from core.keys import KeyRing
+from core.llm.budget import RequestBudget, start_budget
 from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
 from core.services import Services, build_services
@@ -33,9 +34,11 @@ def through_app() -> None:
     `PagesManager` decides from `pages/` existing beside the entry file, and its advice is to rename the folder,
     which the project's layout keeps. Hence the class flag, read defensively: a Streamlit without it skips this.
     AppTest resets that flag before every run and has no address (`st.context.url`), so there the page just runs.
+    Either way the page's run starts with its own allowance of paid LLM requests (`start_llm_budget`).
     """
     from streamlit.runtime.pages_manager import PagesManager
 
+    start_llm_budget()
     if getattr(PagesManager, "uses_pages_directory", None) and st.context.url:
         PagesManager.uses_pages_directory = False
         st.rerun()
@@ -73,6 +76,14 @@ def mode() -> str:
 def _library_root(config: ServerConfig) -> Path | None:
     lib_id = st.query_params.get("lib")
     return Workspace.open(config.workspace).uploads / lib_id if valid_library_id(lib_id) else None
+
+
+def hide_error_details() -> None:
+    """On a shared server an uncaught error shows visitors its type only: a traceback or an error's message
+    names the server's folders and code. The whole error still goes to the server's log. A local user keeps the
+    details (the option is the process's, and a process serves one mode)."""
+    if mode() == "shared":
+        st.set_option("client.showErrorDetails", "type")
 
 
 def settings() -> Settings:
@@ -134,6 +145,22 @@ def services() -> Services | None:
     except ChunkLensError as exc:
         st.error(f"Settings problem: {md_escape(str(exc))}")
         return None
+
+
+def start_llm_budget() -> None:
+    """Give this script run its own allowance of paid LLM requests (`llm_budget`): app.py calls it for every run,
+    and each page (through `through_app`) for a run of the page on its own."""
+    start_budget(llm_budget())
+
+
+def llm_budget() -> RequestBudget | None:
+    """This script run's allowance of paid LLM requests on a shared server (the operator's per-run and per-hour
+    limits, the hour counted per library); None on a local server, whose user pays for their own requests."""
+    if mode() != "shared":
+        return None
+    config = server_config()
+    return RequestBudget(config.llm_requests_per_run, visitor=st.session_state.get("lib_id") or "",
+                         per_hour=config.llm_requests_per_hour)
 
 
 def retrieval():

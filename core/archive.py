@@ -46,7 +46,7 @@ from pydantic import ValidationError
 
 from core.errors import ChunkLensError, DatasetError
 from core.ingest.datasets import gold_cnm, joined, questions_jsonl
-from core.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.ingest.documents import MAX_FILE_BYTES, MAX_TEXT_CHARS, SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
@@ -219,6 +219,9 @@ def _document(data: Any, doc_id: str) -> Document:
         raise ChunkLensError(f"document {doc_id}: not a document record") from exc
     if not doc.text.strip():
         raise ChunkLensError(f"document {doc_id}: no text")
+    if len(doc.text) > MAX_TEXT_CHARS:  # what an uploaded document may hold
+        raise ChunkLensError(f"document {doc_id}: {len(doc.text):,} characters, over the {MAX_TEXT_CHARS:,}-character "
+                             "limit for one document")
     return doc
 
 

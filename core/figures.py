@@ -5,6 +5,7 @@ metric charts. The app shows them (components/charts.py re-exports them) and the
 from __future__ import annotations
 
 import base64
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,13 @@ from core.model import Chunk
 from core.pageview import Page, PlacedSpan
 
 COLOURS = ["#2563eb", "#f59e0b"]
+
+
+def plotly_text(value: Any) -> str:
+    """A document id or chunker name as a Plotly label shows it: plotly.js reads labels, ticks and hover texts as
+    pseudo-HTML (links, styles), so a QA set's `<a href=...>` doc id would become a link; escaped, entities turn
+    back into the characters."""
+    return html.escape(str(value), quote=False)
 
 
 def boundary_timeline(runs: Mapping[str, Sequence[Chunk]], doc_id: str, length: int, joins: Sequence[int] = (),
@@ -137,13 +145,14 @@ def collision_grid(rows: Sequence[Any], title: str = "Where each chunker's hits 
     k = max((len(r.sources) for r in rows), default=0)
     pad = [None] * k
     z = [([docs.index(d) for d in r.sources] + pad)[:k] for r in rows]
-    text = [([("★ " if g else "") + d for d, g in zip(r.sources, r.gold)] + [""] * k)[:k] for r in rows]
-    hover = [([f"#{i + 1} from {d}" + (" (holds the answer)" if g else "")
+    text = [([("★ " if g else "") + plotly_text(d) for d, g in zip(r.sources, r.gold)] + [""] * k)[:k] for r in rows]
+    hover = [([f"#{i + 1} from {plotly_text(d)}" + (" (holds the answer)" if g else "")
                for i, (d, g) in enumerate(zip(r.sources, r.gold))] + [""] * k)[:k] for r in rows]
     n = len(docs)
     steps = _stepped_scale([palette[i % len(palette)] for i in range(n)])  # each document one flat colour
     fig = go.Figure(go.Heatmap(
-        z=z, x=[f"#{i + 1}" for i in range(k)], y=[f"{r.chunker}  (wrong_doc {r.wrong_doc:.2f})" for r in rows],
+        z=z, x=[f"#{i + 1}" for i in range(k)],
+        y=[f"{plotly_text(r.chunker)}  (wrong_doc {r.wrong_doc:.2f})" for r in rows],
         text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text", showscale=False,
         colorscale=steps, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
     ))
@@ -154,9 +163,11 @@ def collision_grid(rows: Sequence[Any], title: str = "Where each chunker's hits 
 
 def collision_heatmap(chunkers: Sequence[str], docs: Sequence[str], matrix: Sequence[Sequence[float | None]]
                       ) -> go.Figure:
-    """Chunker by gold document: the share of that document's questions whose top-1 hit came from elsewhere."""
+    """Chunker by gold document: the share of that document's questions whose top-1 hit came from elsewhere.
+    Names are escaped here (`plotly_text`): callers pass them as they are."""
     fig = go.Figure(go.Heatmap(
-        z=matrix, x=list(docs), y=list(chunkers), zmin=0, zmax=1, colorscale="Reds",
+        z=matrix, x=[plotly_text(d) for d in docs], y=[plotly_text(c) for c in chunkers],
+        zmin=0, zmax=1, colorscale="Reds",
         text=[["" if v is None else f"{v:.2f}" for v in row] for row in matrix], texttemplate="%{text}",
         hovertemplate="%{y}<br>questions about %{x}: top-1 from another document %{z:.0%}<extra></extra>",
         colorbar={"title": "wrong doc"},

@@ -419,8 +419,7 @@ def _figures(report: Report, draw: Figures) -> dict[str, str]:
                                          TEMPLATE))
     chunkers, docs, matrix = _collisions(report)
     if chunkers and docs:
-        out["heatmap"] = draw(figures.collision_heatmap([plotly_label(c) for c in chunkers],
-                                                        [plotly_label(d) for d in docs], matrix))
+        out["heatmap"] = draw(figures.collision_heatmap(chunkers, docs, matrix))  # it escapes the names
     wrong = [k for k in ks if _values(report, f"wrong_doc@{k}")]
     if wrong:
         out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},

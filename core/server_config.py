@@ -41,7 +41,13 @@ ENVIRONMENT = {
     "CHUNKLENS_SCORER_MODEL": "scorer_model",
     "CHUNKLENS_MAX_UPLOAD_MB": "max_upload_mb",
     "CHUNKLENS_RERANK_MODEL": "rerank_model",
+    "CHUNKLENS_MAX_SESSION_UPLOAD_MB": "max_session_upload_mb",
+    "CHUNKLENS_OFFER_PAID_BACKENDS": "offer_paid_backends",
+    "CHUNKLENS_LLM_REQUESTS_PER_RUN": "llm_requests_per_run",
+    "CHUNKLENS_LLM_REQUESTS_PER_HOUR": "llm_requests_per_hour",
 }
+#: CNM backends whose requests go to a server that may bill the operator's key
+PAID_LLMS = ("openai",)
 
 
 class ServerConfig(BaseModel):
@@ -58,9 +64,24 @@ class ServerConfig(BaseModel):
     scorer_model: str = ""
     llm_timeout: float = Field(default=60.0, gt=0, le=3600)
     max_upload_mb: int = Field(default=50, ge=1, le=2048)
+    #: all uploads one browser session may hold on a shared server at once, submitted or not (components.upload_cap)
+    max_session_upload_mb: int = Field(default=200, ge=1, le=16384)
     rerank_model: str = ""  # a CrossEncoder folder or a /rerank URL, for the "model" reranker
     #: the embedders a shared server's visitors may pick from (the first is the default)
     embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
+    #: whether a shared server's visitors may pick a paid CNM backend (PAID_LLMS); a local user always may
+    offer_paid_backends: bool = False
+    #: paid LLM requests one script run of a shared server may send (core.llm.budget)
+    llm_requests_per_run: int = Field(default=100, ge=1, le=100_000)
+    #: paid LLM requests one library (visitor) may send per hour on a shared server; 0: no hourly limit
+    llm_requests_per_hour: int = Field(default=500, ge=0, le=1_000_000)
+
+    def offered_llms(self, mode: str, kinds: tuple[str, ...]) -> list[str]:
+        """The CNM backends among `kinds` a session in `mode` may pick: paid ones on a shared server only when the
+        operator offers them, since each request spends the operator's key."""
+        if mode == "local" or self.offer_paid_backends:
+            return list(kinds)
+        return [k for k in kinds if k not in PAID_LLMS]
 
     def describe(self) -> dict[str, str]:
         """The settings as a visitor may see them: addresses without their credentials."""
@@ -70,7 +91,10 @@ class ServerConfig(BaseModel):
                 "LLM model": self.llm_model or "the backend's default",
                 "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
                 "reranker": redact_url(self.rerank_model) or "none configured",
-                "upload limit": f"{self.max_upload_mb} MB per file"}
+                "upload limit": f"{self.max_upload_mb} MB per file, {self.max_session_upload_mb} MB per session",
+                "paid LLM backends": (f"offered, {self.llm_requests_per_run} requests per run, "
+                                      f"{self.llm_requests_per_hour or 'no limit'} per hour"
+                                      if self.offer_paid_backends else "not offered")}
 
 
 def config_path() -> Path:

@@ -16,7 +16,7 @@ import json
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -89,6 +89,8 @@ def parse_ks(text: str) -> list[int]:
 
 
 #: the operator's fields (core.server_config.ServerConfig names the same ones)
+#: every CNM backend a session may name (the `llm` field's values)
+LLM_CHOICES: tuple[str, ...] = get_args(Settings.model_fields["llm"].annotation)
 OPERATOR_FIELDS = ("workspace", "chroma_server", "embedder_base_url", "llm_base_url", "llm_model", "scorer_model",
                    "llm_timeout", "max_upload_mb", "rerank_model")
 #: where a session sends its documents, questions and key: set by the operator, or typed for one session only
@@ -126,6 +128,9 @@ def visitor_choice(config, current: Settings, submitted: Settings) -> Settings:
     update.update({name: getattr(config, name) for name in OPERATOR_FIELDS})
     if update["embedder"] not in config.embedders:
         update["embedder"] = current.embedder if current.embedder in config.embedders else config.embedders[0]
+    offered = config.offered_llms("shared", LLM_CHOICES)
+    if update["llm"] not in offered:  # a paid backend the operator does not offer (a saved choice, a forged form)
+        update["llm"] = current.llm if current.llm in offered else Settings.model_fields["llm"].default
     return current.model_copy(update=update)
 
 

@@ -55,3 +55,21 @@ def read_upload(file: IO[bytes], name: str, limit: int, kind: str) -> bytes:
     if len(data) > limit:
         raise UploadError(f"{name}: over the {megabytes(limit)} limit for {kind}")
     return data
+
+
+class SessionUploadsFull(UploadError):
+    """One browser session's uploads held by the server (submitted or not) would pass the operator's total."""
+
+
+def check_session_total(held: dict[str, int], file_id: str, size: int, cap: int, name: str = "") -> None:
+    """Refuse an upload that would take one session's held uploads past `cap` bytes.
+
+    `held` maps the session's upload ids to their sizes. Streamlit keeps every file a visitor picks in server
+    memory until the widget is cleared or the session ends, whether or not a form is ever submitted, and its own
+    limit is per file: without a total, one visitor parked 4 x 150 MB. A file sent again under its own id replaces
+    itself, so it is counted once."""
+    total = sum(n for fid, n in held.items() if fid != file_id) + size
+    if total > cap:
+        raise SessionUploadsFull(
+            f"{name or 'upload'}: {megabytes(size)} would bring this session's uploads to {megabytes(total)}, over "
+            f"the server's {megabytes(cap)} limit per session (max_session_upload_mb); clear some uploads first")

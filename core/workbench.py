@@ -8,11 +8,12 @@ message while every other chunker's results are kept.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,13 +156,13 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     results: dict[str, ChunkerResult] = {}
     ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
     try:
-        pending = [ahead.submit(_chunk, services, corpus, spec, cached_only) for spec in specs[:1]]
+        pending = [_ahead(ahead, services, corpus, spec, cached_only) for spec in specs[:1]]
         for i, spec in enumerate(specs):
             if progress:
                 progress(spec, i, len(specs))
             chunked = pending[i].result()
             if i + 1 < len(specs):
-                pending.append(ahead.submit(_chunk, services, corpus, specs[i + 1], cached_only))
+                pending.append(_ahead(ahead, services, corpus, specs[i + 1], cached_only))
             if chunked.error is not None:
                 results[spec] = ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
                 continue
@@ -183,6 +184,13 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     if progress:
         progress("done", len(specs), len(specs))
     return results
+
+
+def _ahead(pool: ThreadPoolExecutor, services: Services, corpus: Corpus, spec: str,
+           cached_only: bool) -> Future[_Chunked]:
+    """`_chunk` on the worker thread, in a copy of the caller's context: the chunking works for the caller's
+    run, so the run's limits (`core.llm.budget`) hold there too."""
+    return pool.submit(contextvars.copy_context().run, _chunk, services, corpus, spec, cached_only)
 
 
 @dataclass

@@ -105,3 +105,15 @@ def _local_server_by_default(monkeypatch, tmp_path):
     for name in ("CHUNKLENS_CHROMA_SERVER", "CHUNKLENS_EMBEDDER_BASE_URL", "CHUNKLENS_LLM_BASE_URL",
                  "CHUNKLENS_LLM_MODEL", "CHUNKLENS_SCORER_MODEL", "CHUNKLENS_MAX_UPLOAD_MB"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _error_details_restored():
+    """A shared server's app sets Streamlit's process-wide `client.showErrorDetails` (components.state
+    `hide_error_details`); a served process is one mode, but a test process runs both, so each test starts with
+    the value it had before."""
+    from streamlit import config
+
+    before = config.get_option("client.showErrorDetails")
+    yield
+    config.set_option("client.showErrorDetails", before)

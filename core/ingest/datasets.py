@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DatasetError
-from core.ingest.documents import Document, join_documents
+from core.ingest.documents import MAX_TEXT_CHARS, Document, join_documents
 from core.jsonio import loads_checked
 from core.spans import Span
 
@@ -158,6 +158,9 @@ def corpus_documents(rows: Iterable[tuple[int, dict[str, Any]]], where: str, sou
             raise DatasetError(f"{where}:{n}: needs string fields doc_id and text")
         if doc_id in docs:
             raise DatasetError(f"{where}:{n}: duplicate doc_id '{doc_id}'")
+        if len(text) > MAX_TEXT_CHARS:  # what an uploaded document may hold (core.ingest.documents)
+            raise DatasetError(f"{where}:{n}: document '{doc_id[:80]}' holds {len(text):,} characters, over the "
+                               f"{MAX_TEXT_CHARS:,}-character limit for one document")
         docs[doc_id] = Document(doc_id, _optional_text(obj, "title", f"{where}:{n}") or doc_id, text,
                                 source=source, cnm=gold_cnm(obj.get("cnm"), f"{where}:{n}"))
     return docs

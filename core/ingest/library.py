@@ -32,7 +32,7 @@ from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes,
 from core.ingest.judged import JudgedSet, read_zip
 from core.storage import locked, sync_folder, write_atomically
 
-_ID_RE = re.compile(r"^[a-z0-9]{6,32}$")
+_ID_RE = re.compile(r"[a-z0-9]{6,32}")  # whole ids only (fullmatch): `$` would let "abcdef\n" through
 JUDGED_SET_NAME = "judged in the app"  # the name a library's own set goes by where no QA set names it
 MAX_NAME_CHARS = 120  # an uploaded file's name as kept and shown; the file system allows 255 bytes
 
@@ -175,12 +175,20 @@ def new_library_id() -> str:
 
 
 def valid_library_id(lib_id: str | None) -> bool:
-    return bool(lib_id and _ID_RE.match(lib_id))
+    return bool(lib_id) and isinstance(lib_id, str) and _ID_RE.fullmatch(lib_id) is not None
 
 
 def _file_safe(doc_id: str) -> bool:
     """An id `Library._store` could have written: one plain file name (what `_inside` lets through)."""
     return doc_id not in ("", ".", "..") and "/" not in doc_id and "\x00" not in doc_id
+
+
+def _listing(folder: Path) -> list[Path]:
+    """The folder's entries; none when it was never made (a library nothing was written to yet)."""
+    try:
+        return list(folder.iterdir())
+    except FileNotFoundError:
+        return []
 
 
 def valid_doc_id(doc_id: str) -> bool:
@@ -240,17 +248,20 @@ class Library:
         self.problems: list[str] = []
         self.root = uploads_root / lib_id
         self.originals = self.root / "originals"
-        self.texts = self.root / "texts"
-        self.originals.mkdir(parents=True, exist_ok=True)
-        self.texts.mkdir(parents=True, exist_ok=True)
+        self.texts = self.root / "texts"  # both folders are made by the first write (`_locked`), not by a visit
         self._order = self.root / "order.json"
+        self._retired_file = self.root / "retired.json"  # ids of removed documents, never given to an upload again
         self.edits_dir = self.root / "cnm_edits"  # hand-corrected CHOP tags (core.methods.chop.edits.EditLog)
         #: the QA sets uploaded into this library, one folder each (created on first use); sets uploaded before
         #: sets belonged to a library stay in the workspace's `datasets` folder and load from there as before
         self.sets_dir = self.root / "datasets"
 
     def _locked(self) -> AbstractContextManager[None]:
-        """The library's lock: one session at a time reads, changes and writes its files."""
+        """The library's lock: one session at a time reads, changes and writes its files. Every write holds it,
+        so this is where the library's folders are made: a visit that only reads (every new browser session gets
+        an id) leaves nothing on disk."""
+        self.originals.mkdir(parents=True, exist_ok=True)
+        self.texts.mkdir(parents=True, exist_ok=True)
         return locked(self.root / ".lock")
 
     def _note(self, line: str) -> None:
@@ -317,12 +328,12 @@ class Library:
     def originals_of(self, doc_id: str) -> list[Path]:
         """The original upload of document `doc_id` (none for a QA set's documents), found by its exact name
         `<doc_id><suffix>`: an id is never a pattern, so `manual` is not `manual.v2` and `f*` is not `fan`."""
-        return sorted(p for p in self.originals.iterdir() if p.stem == doc_id)
+        return sorted(p for p in _listing(self.originals) if p.stem == doc_id)
 
     def _stored_ids(self) -> set[str]:
         """The ids some stored file is named after, listed or not (e.g. the original of a document left out as
         damaged): a new document never takes one of them."""
-        return {p.stem for p in self.originals.iterdir()} | {p.stem for p in self.texts.glob("*.json")}
+        return {p.stem for p in _listing(self.originals)} | {p.stem for p in self.texts.glob("*.json")}
 
     def _store(self, doc: Document, original: tuple[str, bytes] | None) -> None:
         """Write the document's original (if any) and its text, each atomically and durably; on a failure neither
@@ -370,7 +381,7 @@ class Library:
     def _add_loaded(self, loaded: list[tuple[int, str, bytes, Document]], errors: dict[int, str]) -> list[Document]:
         """Store and list read uploads (under the lock); a file that cannot be stored gets its line in `errors`."""
         ids = self._ids()
-        taken = set(ids) | self._stored_ids()
+        taken = set(ids) | self._stored_ids() | self._retired()
         added: list[tuple[int, str, Document]] = []
         for n, name, data, doc in loaded:
             doc.doc_id = self._unique(doc.doc_id, taken)
@@ -689,12 +700,28 @@ class Library:
                 self._write_ids([i for i in self._ids() if i not in damaged])
         return docs
 
+    def _retired(self) -> set[str]:
+        """Ids of documents removed from this library: an upload never gets one again, so a tab that still
+        lists a removed document cannot remove a newer one that took its id. A damaged file is read as none."""
+        try:
+            ids = _read_json(self._retired_file)
+        except (OSError, ValueError):
+            return set()
+        return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+
+    def _retire(self, doc_ids: set[str]) -> None:
+        if doc_ids:
+            write_atomically(self._retired_file, json.dumps(sorted(self._retired() | doc_ids)), durable=True)
+
     def remove(self, doc_id: str) -> None:
-        """Remove one document: its text, its original (by exact name) and its place in the order."""
+        """Remove one document: its text, its original (by exact name) and its place in the order; its id is
+        retired (`_retired`)."""
         with self._locked():
+            ids = self._ids()
             for f in self._files_of(doc_id):
                 f.unlink(missing_ok=True)
-            self._write_ids([i for i in self._ids() if i != doc_id])
+            self._retire({doc_id} & set(ids))
+            self._write_ids([i for i in ids if i != doc_id])
 
     def clear(self) -> None:
         """Remove every listed document and forget the QA set (the saved sets themselves stay)."""
@@ -703,5 +730,6 @@ class Library:
             originals = [p for p in self.originals.iterdir() if p.stem in ids]  # by exact name, as `originals_of`
             for f in [*originals, *(self.texts / f"{i}.json" for i in ids)]:
                 f.unlink(missing_ok=True)
+            self._retire(ids)
             self._write_ids([])
             (self.root / "dataset.json").unlink(missing_ok=True)

@@ -28,6 +28,9 @@ class ZipLimits:
     max_total_bytes: int = 1024**3  # all members unpacked
     max_ratio: int = 200  # for members over ratio_floor bytes unpacked
     ratio_floor: int = 1024**2
+    #: the whole archive, unpacked, over all it holds packed: many members just under `ratio_floor` each escape the
+    #: per-member check (a 270 KB archive of them wrote 100 MB); JSON and text pack 3-10:1
+    max_total_ratio: int = 100
 
 
 def _unsafe_reason(info: zipfile.ZipInfo) -> str | None:
@@ -76,7 +79,17 @@ def checked_members(zf: zipfile.ZipFile, limits: ZipLimits) -> dict[str, zipfile
             raise ArchiveError(f"member {info.filename[:80]!r} is compressed {ratio}:1, over the "
                                f"{limits.max_ratio}:1 limit (refused as a likely zip bomb)")
         members[info.filename] = info
+    _check_total_ratio(members.values(), total, limits)
     return members
+
+
+def _check_total_ratio(infos, total: int, limits: ZipLimits) -> None:
+    """Refuse an archive that unpacks to far more than it holds, judged from the directory as a whole."""
+    packed = max(1, sum(info.compress_size for info in infos))
+    if total > limits.ratio_floor and total > limits.max_total_ratio * packed:
+        raise ArchiveError(f"the archive would unpack to {_size(total)} from {_size(packed)}, compressed "
+                           f"{total // packed}:1 as a whole, over the {limits.max_total_ratio}:1 limit (refused as a "
+                           "likely zip bomb)")
 
 
 def open_archive(source: IO[bytes]) -> zipfile.ZipFile:

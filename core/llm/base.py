@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ChunkLensError
+from core.llm.budget import budget_scope, current_budget
 from core.storage import open_cache
 
 
@@ -114,6 +115,9 @@ class LLMClient:
             with self._lock:
                 self.stats.cached += 1
             return hit
+        budget = current_budget()
+        if budget is not None and getattr(self.backend, "paid", False):
+            budget.charge(self.backend.label)  # LLMLimitReached stops the run: it is not an answer's error
         started = time.perf_counter()
         try:
             answer = self.backend.chat(request)
@@ -139,10 +143,12 @@ class LLMClient:
             return []
         done = 0
         lock = threading.Lock()
+        budget = current_budget()  # the pool's threads work for the caller's run, under its budget
 
         def one(req: ChatRequest) -> ChatAnswer:
             nonlocal done
-            ans = self.ask(req, accept)
+            with budget_scope(budget):
+                ans = self.ask(req, accept)
             with lock:
                 done += 1
                 if progress:

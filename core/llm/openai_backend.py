@@ -22,6 +22,9 @@ from core.urls import redact_url
 
 
 class OpenAICompatibleChat:
+    #: every request may cost the key's owner money: a shared server's runs are charged for it (core.llm.budget)
+    paid = True
+
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0,
                  max_retries: int = 3, max_concurrency: int = 4, json_mode: str | None = None) -> None:
         import openai

@@ -287,6 +287,7 @@ def test_workspace_files_nested_too_deeply_are_kept_aside_not_a_traceback(tmp_pa
 
     deep = b"[" * 100_000
     lib = Library(tmp_path / "uploads", "abcdef123456")
+    lib.root.mkdir(parents=True)  # a library's folder is made by its first write
     (lib.root / "order.json").write_bytes(deep)
     assert lib.documents() == [] and "nested too deeply" in lib.problems[0]
     settings_path(tmp_path).write_bytes(deep)

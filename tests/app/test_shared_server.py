@@ -191,3 +191,83 @@ def test_a_local_save_keeps_addresses_out_of_the_settings_file(monkeypatch, tmp_
     assert (saved.llm_base_url, saved.chroma_server) == ("", "")
     assert "secret" not in (ws / "settings.json").read_text()
     assert "secret" not in " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_a_shared_server_hides_paid_cnm_backends_unless_the_operator_offers_them(monkeypatch, tmp_path):
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    assert "OpenAI-compatible" not in llm.options and "rule-based lexicon (no model)" in llm.options
+    monkeypatch.setenv("CHUNKLENS_OFFER_PAID_BACKENDS", "1")
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    assert "OpenAI-compatible" in llm.options
+
+
+def test_a_visit_without_a_library_address_makes_no_folder(monkeypatch, tmp_path):
+    ws = tmp_path / "ws"
+    at = session(monkeypatch, ws, mode="shared")
+    assert not at.exception and at.query_params["lib"]
+    uploads = ws / "uploads"
+    assert not uploads.exists() or not any(uploads.iterdir())
+
+
+def test_a_shared_server_shows_visitors_no_traceback_or_server_path(monkeypatch, tmp_path):
+    from core.ingest.library import Library
+
+    def broken(self):
+        raise OSError(f"cannot read {tmp_path}/srv/chunklens/uploads/secret.json")
+
+    monkeypatch.setattr(Library, "documents", broken)
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [error] = at.exception
+    assert not error.stack_trace and "srv/chunklens" not in error.message and str(tmp_path) not in error.message
+
+
+class ChatRecorder:
+    """An OpenAI-compatible chat server on loopback that counts the completions it is asked for."""
+
+    def __init__(self) -> None:
+        seen = self.seen = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen.append(self.path)
+                send_json(self, 200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                                      "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                          "role": "assistant", "content": '{"model": "B200", "same": true}'}}],
+                                      "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def test_a_visitors_run_stops_at_the_operators_limit_on_paid_requests(monkeypatch, tmp_path):
+    chat = ChatRecorder()
+    try:
+        config = tmp_path / "server.toml"
+        config.write_text(f'offer_paid_backends = true\nllm_requests_per_run = 5\nllm_base_url = "{chat.url}"\n')
+        monkeypatch.setenv("CHUNKLENS_CONFIG", str(config))
+        at = session(monkeypatch, tmp_path / "ws", mode="shared")
+        [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+        llm.select("openai")
+        at = click(at, "Save settings")
+        assert at.session_state["settings"].llm == "openai"
+        at.session_state["specs"] = ["chop:size=24:overlap=0"]
+        at.switch_page("pages/documents.py").run()
+        text = b"\n\n".join(b"Clean the fan blades of the Breeze 200 every month with a dry cloth, section %d." % i
+                            for i in range(60))
+        at.file_uploader(key="uploader").set_value([("breeze.md", text, "text/plain")]).run()
+        at = click(at, "Add uploaded files")
+        at.switch_page("pages/chunks.py").run()
+        at = click(at, "Run chunkers")
+        assert not at.exception
+        lines = [e.value.replace("\\", "") for e in at.error]  # shown as escaped Markdown
+        assert any("stopped after 5 requests" in line and "(llm_requests_per_run)" in line for line in lines)
+        assert len(chat.seen) == 5
+    finally:
+        chat.httpd.shutdown()

@@ -1,0 +1,36 @@
+"""A shared server holds at most the operator's total of one session's uploads (issue 39, item 11), refused by
+the server itself: the files are picked and never submitted, as a visitor parking uploads would."""
+
+from __future__ import annotations
+
+from bench.local_servers import streamlit_app
+from tests.support.browser import FIRST_PAGE_WAIT, UI_WAIT
+
+MB = 2**20
+
+
+def _rss_mb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) // 1024
+
+
+def test_a_session_cannot_park_more_uploads_than_the_server_allows(browser, tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKLENS_MODE", "shared")
+    monkeypatch.setenv("CHUNKLENS_MAX_SESSION_UPLOAD_MB", "100")
+    files = []
+    for i in range(4):  # 4 x 40 MB, each under the 50 MB per-file limit
+        path = tmp_path / f"part{i}.txt"
+        path.write_bytes(b"word " * (40 * MB // 5))
+        files.append(str(path))
+    with streamlit_app(tmp_path / "ws", log_path=tmp_path / "streamlit.log") as app:
+        page = browser.new_context().new_page()
+        page.goto(app.url + "/documents")
+        page.get_by_text("Upload manuals").first.wait_for(timeout=FIRST_PAGE_WAIT)
+        before = _rss_mb(app.proc.pid)
+        page.locator("input[type=file][multiple]").set_input_files(files=files)
+        uploader = page.get_by_test_id("stFileUploader").first
+        uploader.get_by_text("413").nth(1).wait_for(timeout=UI_WAIT)  # two of the four refused by the server
+        page.wait_for_timeout(2000)
+        assert uploader.inner_text().count("413") == 2
+        assert _rss_mb(app.proc.pid) - before < 130  # the two kept (80 MB), not all four (160 MB)
+        page.context.close()
