@@ -16,7 +16,7 @@ from core.ingest.library import Library, new_library_id, valid_library_id
 from core.keys import KeyRing
 from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
-from core.services import Services, build_services
+from core.services import MAX_CACHED_SERVICES, Services, build_services
 from core.settings import Settings, load_choices, load_settings_checked, session_settings, settings_path
 from core.workbench import Corpus, make_corpus, restore_runs
 from core.workspace import Workspace
@@ -111,7 +111,7 @@ def keys() -> KeyRing:
                             session_key=st.session_state.get("api_key") or None)
 
 
-@st.cache_resource(show_spinner="Loading models and stores…")
+@st.cache_resource(show_spinner="Loading models and stores…", max_entries=MAX_CACHED_SERVICES)
 def _services(settings_json: str, key_digest: str, _keys: KeyRing) -> Services:
     return build_services(Settings.model_validate_json(settings_json), _keys)
 

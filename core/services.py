@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from core.store.rerank import Reranker
     from core.store.retrieval import RetrievalSettings
 
+#: how many Services a long-lived caller (the app's `st.cache_resource`) keeps at once. Each holds an embedder and a
+#: store, about 110 MB with the bundled MiniLM, and every distinct settings combination or typed key is one more:
+#: unbounded, 12 visitors with keys of their own kept 1.4 GB for the life of the server. The least recently used
+#: one goes first; a session whose Services went is given a new one on its next rerun.
+MAX_CACHED_SERVICES = 4
 #: factory(settings, workspace, services built so far, the key ring that says which key goes where) -> the service
 ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], KeyRing], Any]
 FACTORIES: dict[str, ServiceFactory] = {}
