@@ -27,7 +27,7 @@ from core.evaluation.pooling import PoolDepth, pool_depth
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
-from core.ingest.datasets import QADataset, Question, corpus_jsonl, joined, questions_jsonl
+from core.ingest.datasets import QADataset, Question, check_question, corpus_jsonl, joined, questions_jsonl
 from core.ingest.documents import Document, join_documents
 from core.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
@@ -302,7 +302,9 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
     services' settings); scored when gold spans are known (`source_of` names a joined stream's segments).
 
     The question is embedded once for all chunkers (they share the services' embedder); each answer's `seconds`
-    is that chunker's own search and scoring, without the shared embedding."""
+    is that chunker's own search and scoring, without the shared embedding. A question over MAX_QUESTION_CHARS is
+    a DatasetError before any work (`check_question`)."""
+    check_question(question)
     ready = {spec: r for spec, r in results.items() if r.ok}
     if not ready:
         return {}
@@ -381,7 +383,9 @@ class GeneratedAnswer:
 def answer_each(services: Services, answers: dict[str, QueryResult], question: str, gold: Question | None = None,
                 k: int = 3, progress: Progress | None = None) -> dict[str, GeneratedAnswer]:
     """The chat model's answer from each chunker's top `k` (the same prompt and model for all), scored against
-    the reference answer when the question has one. Answers are cached as they arrive."""
+    the reference answer when the question has one. Answers are cached as they arrive. A question over
+    MAX_QUESTION_CHARS is a DatasetError before any request (`check_question`)."""
+    check_question(question)
     contexts = {spec: [h.chunk for h in a.hits[:k]] for spec, a in answers.items() if a.hits}
     got = answer_all(services.chat, question, contexts,
                      (lambda d, n: progress("answers", d, n)) if progress else None)
