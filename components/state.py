@@ -18,7 +18,7 @@ from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
 from core.services import MAX_CACHED_SERVICES, Services, build_services
 from core.settings import Settings, load_choices, load_settings_checked, session_settings, settings_path
-from core.workbench import Corpus, make_corpus, restore_runs
+from core.workbench import MAX_SPECS_SHARED, Corpus, make_corpus, restore_runs
 from core.workspace import Workspace
 
 
@@ -68,6 +68,12 @@ def server_config() -> ServerConfig:
 def mode() -> str:
     """`local` (one user, who may edit every setting) or `shared` (visitors choose among the operator's offer)."""
     return resolve_mode(server_config(), st.get_option("server.address"))
+
+
+def max_specs() -> int | None:
+    """How many chunkers one run may ask for: bounded on a shared server (core.workbench.MAX_SPECS_SHARED), where
+    every visitor's runs fill the one workspace; unbounded for a local server's one user."""
+    return MAX_SPECS_SHARED if mode() == "shared" else None
 
 
 def _library_root(config: ServerConfig) -> Path | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError
+from core.errors import ChunkLensError, ConfigError
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
@@ -49,6 +49,17 @@ DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "
 # retrieval variants (title routing, the metadata baseline beside CHOP's filter)
 MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after", "naive-500t:retrieval=route"]
 Progress = Callable[[str, int, int], None]
+#: the most chunkers one run of a shared server's visitor may ask for. Each is a chunk run, a collection and its
+#: embeddings kept in the workspace: 40 specs made 40 collections. The default comparison is 8 and every offered
+#: chunker 15, so 12 leaves room for a few variants; more go in a second run.
+MAX_SPECS_SHARED = 12
+
+
+def check_spec_count(specs: Sequence[str], limit: int | None) -> None:
+    """A ConfigError of one line when `specs` are more than `limit` (None: no limit, as on a local server)."""
+    if limit is not None and len(specs) > limit:
+        raise ConfigError(f"{len(specs)} chunkers in one run, over the limit of {limit} on this shared server: run "
+                          "them in two batches")
 
 
 @dataclass
@@ -143,15 +154,18 @@ def unread_share_of(services: Services, result: ChunkerResult) -> float:
 
 
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
-                 progress: Progress | None = None, cached_only: bool = False) -> dict[str, ChunkerResult]:
+                 progress: Progress | None = None, cached_only: bool = False,
+                 max_specs: int | None = None) -> dict[str, ChunkerResult]:
     """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run. With
-    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked.
+    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked. More specs
+    than `max_specs` is a ConfigError before any work (`check_spec_count`).
 
     The next spec is chunked on a worker thread while this one is embedded and indexed (`_Chunked`): chunking
     is mostly one-core Python (sentence splitting, the rule CNM backend) and indexing mostly embedding, so the
     two overlap on two cores. Chunking stays one spec at a time, in order, so chunkers that share work (the
     sentences of `sentence`, `cosine` and `semantic`, their vectors) still find it done by the one before;
     `progress` is called from the calling thread only."""
+    check_spec_count(specs, max_specs)
     results: dict[str, ChunkerResult] = {}
     ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
     try:
@@ -397,10 +411,12 @@ def answer_each(services: Services, answers: dict[str, QueryResult], question: s
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
               join: bool, progress: Progress | None = None,
               retrieval: RetrievalSettings | None = None, answers: int = 0,
-              done: Mapping[str, ChunkerResult] | None = None) -> dict[str, Any]:
+              done: Mapping[str, ChunkerResult] | None = None, max_specs: int | None = None) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
     the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L). `done`: runs
-    of these specs just made over the same documents, scored as they are rather than loaded again."""
+    of these specs just made over the same documents, scored as they are rather than loaded again. More specs than
+    `max_specs` is a ConfigError before any work."""
+    check_spec_count(specs, max_specs)
     options = BenchOptions(ks, qualify, join, retrieval or services.settings.retrieval_settings(), answers)
     prior = {s: r.indexed for s, r in (done or {}).items() if r.ok and r.indexed is not None}
     return bench_dataset(dataset, specs, options, services, progress, prior)

@@ -31,6 +31,42 @@ def describe_need(need: str, description: str) -> None:
     NEED_NAMES[need] = description
 
 
+#: bounds every chunker holds its size parameters to (`check_range`), in the unit the parameter counts. Below the
+#: floor a chunker cuts a handful of tokens per chunk, and every chunk is embedded and indexed: `naive-500t:size=1`
+#: made about one chunk per token. Above the ceiling a chunk is far past what any embedder reads (MiniLM reads 256
+#: word pieces, the largest common models 8192 tokens), so a larger value only hides a typo.
+MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 16, 8192
+MIN_CHUNK_WORDS, MAX_CHUNK_WORDS = 8, 6000
+
+
+def check_range(chunker: str, name: str, value: float, low: float, high: float, unit: str = "",
+                why: str = "") -> None:
+    """A ConfigError of one line unless `low <= value <= high`: it names the chunker, the parameter, its bounds
+    (with their unit), the value given and, when given, why the bound is there."""
+    if not low <= value <= high:
+        bounds = f"between {low:g} and {high:g}" + (f" {unit}" if unit else "")
+        raise ConfigError(f"{chunker}: {name} must be {bounds} (got {value:g})" + (f"; {why}" if why else ""))
+
+
+def check_tokens(chunker: str, name: str, value: float) -> None:
+    """A chunk size in tokens, within MIN_CHUNK_TOKENS..MAX_CHUNK_TOKENS."""
+    check_range(chunker, name, value, MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS, "tokens",
+                "smaller makes a chunk of every few tokens, each embedded" if value < MIN_CHUNK_TOKENS else "")
+
+
+def check_words(chunker: str, name: str, value: float) -> None:
+    """A chunk size in words, within MIN_CHUNK_WORDS..MAX_CHUNK_WORDS."""
+    check_range(chunker, name, value, MIN_CHUNK_WORDS, MAX_CHUNK_WORDS, "words",
+                "smaller makes a chunk of every few words, each embedded" if value < MIN_CHUNK_WORDS else "")
+
+
+def check_overlap(chunker: str, overlap: int, size: int) -> None:
+    """Window overlap: 0 up to half the window. A window that moves by a few tokens repeats nearly all of the
+    text in every chunk (size 500, overlap 499: one 500-token chunk per token)."""
+    check_range(chunker, "overlap", overlap, 0, size // 2, "tokens",
+                f"at most half of size {size}, or the windows repeat the text")
+
+
 class ChunkerContext:
     """The services of a run, by the need a chunker names in `needs` ("embedder", "chat", "llm", "scorer", ...),
     built once per run by `core.services.build_services`. The generic needs have typed accessors here; a method

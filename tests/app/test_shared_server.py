@@ -174,6 +174,22 @@ def test_a_visitors_library_export_holds_none_of_the_operators_addresses_or_mode
     assert [n for n, b in bodies.items() if password.encode() in b or b".internal" in b or b"/srv/" in b] == []
 
 
+def test_a_visitor_runs_at_most_the_shared_limit_of_chunkers(monkeypatch, tmp_path):
+    """Issue 39, item 7: 40 specs made 40 collections. On a shared server one run holds at most 12; more is one
+    line, and nothing is chunked."""
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([("breeze.md", MANUAL, "text/plain")]).run()
+    at = click(at, "Add uploaded files")
+    at.switch_page("pages/chunks.py").run()
+    [extra] = [t for t in at.text_input if t.label.startswith("More chunkers")]
+    extra.input(", ".join(f"recursive:theta={100 + i}" for i in range(13))).run()
+    at = click(at, "Run chunkers")
+    labels = [n.label for n in at.main.children.values() if type(n).__name__ == "Status"]
+    assert not at.exception and any("14 chunkers in one run, over the limit of 12" in label for label in labels)
+    assert not list((tmp_path / "ws" / "chunk_runs").glob("*.json"))
+
+
 def test_the_key_rule():
     ring = KeyRing(SERVER_KEY, frozenset({"", "http://10.0.0.5:8000/v1"}))
     assert ring.key_for(None) == ring.key_for("") == SERVER_KEY
