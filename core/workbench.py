@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -164,18 +165,21 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     is mostly one-core Python (sentence splitting, the rule CNM backend) and indexing mostly embedding, so the
     two overlap on two cores. Chunking stays one spec at a time, in order, so chunkers that share work (the
     sentences of `sentence`, `cosine` and `semantic`, their vectors) still find it done by the one before;
-    `progress` is called from the calling thread only."""
+    `progress` is called from the calling thread only. When the run ends early (an exception, the app's Stop or
+    rerun inside `progress`), the chunking under way on the worker thread stops at its next check and caches
+    nothing."""
     check_spec_count(specs, max_specs)
     results: dict[str, ChunkerResult] = {}
     ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
+    stop = threading.Event()
     try:
-        pending = [ahead.submit(_chunk, services, corpus, spec, cached_only) for spec in specs[:1]]
+        pending = [ahead.submit(_chunk, services, corpus, spec, cached_only, stop.is_set) for spec in specs[:1]]
         for i, spec in enumerate(specs):
             if progress:
                 progress(spec, i, len(specs))
             chunked = pending[i].result()
             if i + 1 < len(specs):
-                pending.append(ahead.submit(_chunk, services, corpus, specs[i + 1], cached_only))
+                pending.append(ahead.submit(_chunk, services, corpus, specs[i + 1], cached_only, stop.is_set))
             if chunked.error is not None:
                 results[spec] = ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
                 continue
@@ -192,7 +196,8 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
             results[spec] = ChunkerResult(spec, chunked.run, indexed, titles=document_titles(corpus.documents),
                                           seconds=chunked.seconds + time.perf_counter() - started,
                                           llm_calls=chunked.llm_calls)
-    finally:  # a stopped run (an exception, the app's rerun) leaves the chunking under way to finish and cache
+    finally:  # a stopped run (an exception, the app's Stop or rerun): the chunking under way stops at its next check
+        stop.set()
         ahead.shutdown(wait=False, cancel_futures=True)
     if progress:
         progress("done", len(specs), len(specs))
@@ -210,11 +215,16 @@ class _Chunked:
     error: str | None = None
 
 
-def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool) -> _Chunked:
+def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool,
+           should_stop: Callable[[], bool] = lambda: False) -> _Chunked:
+    """One spec's chunk run, on the worker thread; `should_stop` turns True when the run it is for was stopped,
+    and the chunking ends at its next check (between documents, between a chunker's slow steps)."""
     started = time.perf_counter()
     calls_before = _llm_calls(services)
     try:
-        chunker = make_chunker(spec, services.context())
+        context = services.context()
+        context.should_stop = should_stop
+        chunker = make_chunker(spec, context)
         if cached_only:
             chunker.prepare(corpus.documents)  # as `chunk_documents` does: its policy tags questions with it
             run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.chunkers.splitting import document_token_windows
-from core.errors import ConfigError
+from core.errors import ConfigError, Stopped
 from core.ingest.documents import Document
 from core.model import Chunk, Chunking, RetrievalPolicy, StoreValue
 from core.tokens import prefetch_token_map, token_map
@@ -75,6 +75,14 @@ class ChunkerContext:
 
     def __init__(self, services: Mapping[str, Any] | None = None, **by_need: Any) -> None:
         self._by_need = {k: v for k, v in {**(services or {}), **by_need}.items() if v is not None}
+        #: asked between documents (and by a chunker between its slow steps): True once the run's caller went
+        #: away, so chunking on a worker thread does not go on for no one
+        self.should_stop: Callable[[], bool] = lambda: False
+
+    def check_stop(self) -> None:
+        """Raise Stopped once `should_stop` says so; cheap enough to call between any two steps."""
+        if self.should_stop():
+            raise Stopped("chunking stopped: the run it was for was stopped")
 
     def get(self, need: str) -> Any:
         """The service for `need`, or None when the run has none."""

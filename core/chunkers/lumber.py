@@ -50,6 +50,7 @@ class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
         spans, decisions = [], []
         i = 0
         while i < len(units):
+            self.context.check_stop()  # one chat request per group: the slow step
             j, total = i, 0
             while j < len(units) and (j == i or total + sizes[j] <= self.group_tokens):
                 total += sizes[j]
