@@ -22,6 +22,7 @@ from core.settings import Settings
 from core.store.embedders import make_embedder
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
+from core.urls import redact_url
 from core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -106,7 +107,8 @@ def needs_of(specs: Iterable[str]) -> set[str]:
 def open_store(settings: Settings, workspace: Workspace) -> VectorStore:
     address = settings.chroma_address()
     if settings.chroma_server.strip() and address is None:
-        raise ChunkLensError(f"Chroma server address must look like host:port, not '{settings.chroma_server}'")
+        raise ChunkLensError(f"Chroma server address must look like host:port, not "
+                             f"'{redact_url(settings.chroma_server)}'")
     return VectorStore(StoreSettings(host=address[0], port=address[1]) if address
                        else StoreSettings(path=workspace.chroma))
 

@@ -66,3 +66,19 @@ def test_an_operators_own_export_keeps_every_address_without_its_credentials(lib
         "llm_base_url": "http://llm.internal/v1", "chroma_server": "chroma.internal:8000"}
     assert exported["scorer_model"] == OPERATOR["scorer_model"] and exported["max_upload_mb"] == 7
     assert "workspace" not in exported
+
+
+def test_a_chroma_server_address_is_shown_without_its_credentials(tmp_path):
+    """Bench reports record the store (`StoreSettings.describe`) and a bad address is an error line: neither
+    carries a password typed into the Chroma server setting."""
+    from core.errors import ChunkLensError
+    from core.services import build_services
+    from core.settings import parse_host_port
+    from core.store.index import StoreSettings
+
+    host, port = parse_host_port(OPERATOR["chroma_server"])
+    assert StoreSettings(host=host, port=port).describe() == "chroma server chroma.internal:8000"
+    with pytest.raises(ChunkLensError) as caught:
+        build_services(Settings(workspace=str(tmp_path), chroma_server=f"op:{PASSWORD}@chroma.internal:port"),
+                       needs=())
+    assert PASSWORD not in str(caught.value) and "chroma.internal" in str(caught.value)
