@@ -15,11 +15,14 @@ from core.uploads import limit_mb, read_upload
 def render() -> None:
     lib, ws = state.library(), state.workspace()
     with st.expander("Export or import this library"):
-        st.caption("One zip with this library's documents, chunk runs, hand-edited CNM tags and the settings. "
-                   "It never holds an API key. Importing adds what is new to this library and keeps everything "
+        st.caption("One zip with this library's documents, chunk runs, hand-edited CNM tags and your settings. "
+                   "It never holds an API key or a server's password (nor, on a shared server, the server's "
+                   "addresses and models). Importing adds what is new to this library and keeps everything "
                    "already here; it never changes the settings or other libraries' chunk runs.")
         if st.button("Prepare export"):
-            st.session_state["library_export"] = (lib.id, export_archive(ws, state.settings(), [lib.id]))
+            own = state.mode() == "local"  # on a shared server the operator's addresses and paths stay behind
+            st.session_state["library_export"] = (lib.id, export_archive(ws, state.settings(), [lib.id],
+                                                                         operator_fields=own))
         ready = st.session_state.get("library_export")
         if ready and ready[0] == lib.id:
             st.download_button(f"Download chunklens-{lib.id}.zip ({len(ready[1]) / 1024:.0f} KB)", ready[1],

@@ -17,9 +17,9 @@ from core.keys import KeyRing
 from core.llm.budget import RequestBudget, start_budget
 from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
-from core.services import Services, build_services
+from core.services import MAX_CACHED_SERVICES, Services, build_services
 from core.settings import Settings, load_choices, load_settings_checked, session_settings, settings_path
-from core.workbench import Corpus, make_corpus, restore_runs
+from core.workbench import MAX_SPECS_SHARED, Corpus, make_corpus, restore_runs
 from core.workspace import Workspace
 
 
@@ -73,6 +73,12 @@ def mode() -> str:
     return resolve_mode(server_config(), st.get_option("server.address"))
 
 
+def max_specs() -> int | None:
+    """How many chunkers one run may ask for: bounded on a shared server (core.workbench.MAX_SPECS_SHARED), where
+    every visitor's runs fill the one workspace; unbounded for a local server's one user."""
+    return MAX_SPECS_SHARED if mode() == "shared" else None
+
+
 def _library_root(config: ServerConfig) -> Path | None:
     lib_id = st.query_params.get("lib")
     return Workspace.open(config.workspace).uploads / lib_id if valid_library_id(lib_id) else None
@@ -122,7 +128,7 @@ def keys() -> KeyRing:
                             session_key=st.session_state.get("api_key") or None)
 
 
-@st.cache_resource(show_spinner="Loading models and stores…")
+@st.cache_resource(show_spinner="Loading models and stores…", max_entries=MAX_CACHED_SERVICES)
 def _services(settings_json: str, key_digest: str, _keys: KeyRing) -> Services:
     return build_services(Settings.model_validate_json(settings_json), _keys)
 

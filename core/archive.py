@@ -3,7 +3,8 @@
 Layout, format version 1 (manifest.json says so; any other version is refused):
 
     manifest.json                        {"format": "chunklens-archive", "version": 1, ...}
-    settings.json                        the saved settings, without the machine's workspace path
+    settings.json                        the visitor's choices (a local server's user: all settings but the
+                                         workspace path, every address without its credentials)
     libraries/<lib>/order.json           the library's documents in order
     libraries/<lib>/texts/<doc>.json     each document's extracted text
     libraries/<lib>/originals/<doc>.ext  each uploaded file as it came
@@ -15,8 +16,9 @@ Layout, format version 1 (manifest.json says so; any other version is refused):
 
 Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt from the above on demand; the
 answer cache also holds prompts about other libraries' text), and never an API key: `Settings` has no field
-for one, and the key lives only in the environment or a browser session's memory. A password inside a server's
-base URL is dropped too (`core.urls.redact_url`).
+for one, and the key lives only in the environment or a browser session's memory. On a shared server the
+operator's settings (addresses, model paths, limits) are not exported at all; where they are (a local server), a
+password inside any address, the reranker's too, is dropped (`core.urls.redact_url`).
 
 Import is a merge into one library that never overwrites: what the library already holds is kept and reported as
 skipped; only new documents, a QA set and tag edits are added. An import changes nothing outside its library: it
@@ -53,7 +55,7 @@ from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_a
 from core.jsonio import jsonl_lines, loads_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
-from core.settings import SETTINGS_FILE, Settings
+from core.settings import ADDRESS_FIELDS, SETTINGS_FILE, VISITOR_FIELDS, Settings
 from core.uploads import megabytes
 from core.urls import redact_url
 from core.workspace import Workspace
@@ -120,14 +122,19 @@ def _run_belongs(path: Path, texts: dict[str, str]) -> bool:
         return False
 
 
-#: settings that name a server: exported without any user name and password in them
-_URL_SETTINGS = ("embedder_base_url", "llm_base_url")
+def exported_settings(settings: Settings, operator_fields: bool = False) -> dict[str, Any]:
+    """The settings as an archive carries them: a visitor's choices (VISITOR_FIELDS) only, unless the exporter is
+    the operator (`operator_fields`: a local server's one user), whose fields then follow with every address
+    (ADDRESS_FIELDS, `rerank_model` among them) stripped of its credentials. Never the workspace path. On a
+    shared server the operator's addresses, model paths and limits are not the visitor's to carry away."""
+    names = [n for n in Settings.model_fields if n != "workspace" and (operator_fields or n in VISITOR_FIELDS)]
+    data = settings.model_dump(mode="json", include=set(names))
+    data.update({k: redact_url(data[k]) for k in ADDRESS_FIELDS if data.get(k)})
+    return data
 
 
-def _settings_json(settings: Settings) -> str:
-    data = settings.model_dump(mode="json", exclude={"workspace"})
-    data.update({k: redact_url(data[k]) for k in _URL_SETTINGS if data.get(k)})
-    return json.dumps(data, indent=2)
+def _settings_json(settings: Settings, operator_fields: bool) -> str:
+    return json.dumps(exported_settings(settings, operator_fields), indent=2)
 
 
 def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
@@ -153,9 +160,11 @@ def _write_library(zf: zipfile.ZipFile, lib: Library) -> int:
     return len(docs)
 
 
-def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Sequence[str] | None = None) -> bytes:
+def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Sequence[str] | None = None, *,
+                   operator_fields: bool = False) -> bytes:
     """The zip of the named libraries (all of the workspace's when None), their chunk runs and edits, and the
-    settings. For one library only the runs cut from its own text are included."""
+    settings (`exported_settings`: the operator's fields only with `operator_fields`). For one library only the
+    runs cut from its own text are included."""
     ids = sorted(p.name for p in ws.uploads.iterdir() if valid_library_id(p.name)) if lib_ids is None \
         else list(lib_ids)
     buf = io.BytesIO()
@@ -172,7 +181,7 @@ def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Seq
                 zf.write(path, f"chunk_runs/{path.name}")
                 runs += 1
         if settings is not None:
-            zf.writestr(SETTINGS_FILE, _settings_json(settings))
+            zf.writestr(SETTINGS_FILE, _settings_json(settings, operator_fields))
         manifest = {"format": FORMAT, "version": VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
                     "libraries": libraries, "chunk_runs": runs, "settings": settings is not None}
         zf.writestr("manifest.json", json.dumps(manifest, indent=2))

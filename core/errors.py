@@ -30,6 +30,10 @@ class SetExists(DatasetError):
     """A QA set of that name is in the library already: replacing it must be asked for (`replace=True`)."""
 
 
+class Stopped(ChunkLensError):
+    """Work given up because whoever asked for it went away (a page's Stop, a rerun): nothing of it is kept."""
+
+
 class GenerationError(ChunkLensError):
     """Questions could not be generated or written: no documents, nothing to ask about, nothing kept, or an output
     folder that is in use."""

@@ -98,6 +98,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
     chunks: list[Chunk] = []
     traces: dict[str, dict[str, Any]] = {}
     for i, doc in enumerate(docs):
+        chunker.context.check_stop()  # a stopped run caches nothing
         result = chunker.run(doc)
         chunks.extend(result.chunks)
         if result.trace:

@@ -22,6 +22,7 @@ from core.settings import Settings
 from core.store.embedders import make_embedder
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
+from core.urls import redact_url
 from core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
     from core.store.rerank import Reranker
     from core.store.retrieval import RetrievalSettings
 
+#: how many Services a long-lived caller (the app's `st.cache_resource`) keeps at once. Each holds an embedder and a
+#: store, about 110 MB with the bundled MiniLM, and every distinct settings combination or typed key is one more:
+#: unbounded, 12 visitors with keys of their own kept 1.4 GB for the life of the server. The least recently used
+#: one goes first; a session whose Services went is given a new one on its next rerun.
+MAX_CACHED_SERVICES = 4
 #: factory(settings, workspace, services built so far, the key ring that says which key goes where) -> the service
 ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], KeyRing], Any]
 FACTORIES: dict[str, ServiceFactory] = {}
@@ -101,7 +107,8 @@ def needs_of(specs: Iterable[str]) -> set[str]:
 def open_store(settings: Settings, workspace: Workspace) -> VectorStore:
     address = settings.chroma_address()
     if settings.chroma_server.strip() and address is None:
-        raise ChunkLensError(f"Chroma server address must look like host:port, not '{settings.chroma_server}'")
+        raise ChunkLensError(f"Chroma server address must look like host:port, not "
+                             f"'{redact_url(settings.chroma_server)}'")
     return VectorStore(StoreSettings(host=address[0], port=address[1]) if address
                        else StoreSettings(path=workspace.chroma))
 

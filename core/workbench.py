@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError
+from core.errors import ChunkLensError, ConfigError
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
@@ -28,7 +29,7 @@ from core.evaluation.pooling import PoolDepth, pool_depth
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
-from core.ingest.datasets import QADataset, Question, corpus_jsonl, joined, questions_jsonl
+from core.ingest.datasets import QADataset, Question, check_question, corpus_jsonl, joined, questions_jsonl
 from core.ingest.documents import Document, join_documents
 from core.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
@@ -50,6 +51,17 @@ DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "
 # retrieval variants (title routing, the metadata baseline beside CHOP's filter)
 MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after", "naive-500t:retrieval=route"]
 Progress = Callable[[str, int, int], None]
+#: the most chunkers one run of a shared server's visitor may ask for. Each is a chunk run, a collection and its
+#: embeddings kept in the workspace: 40 specs made 40 collections. The default comparison is 8 and every offered
+#: chunker 15, so 12 leaves room for a few variants; more go in a second run.
+MAX_SPECS_SHARED = 12
+
+
+def check_spec_count(specs: Sequence[str], limit: int | None) -> None:
+    """A ConfigError of one line when `specs` are more than `limit` (None: no limit, as on a local server)."""
+    if limit is not None and len(specs) > limit:
+        raise ConfigError(f"{len(specs)} chunkers in one run, over the limit of {limit} on this shared server: run "
+                          "them in two batches")
 
 
 @dataclass
@@ -144,25 +156,31 @@ def unread_share_of(services: Services, result: ChunkerResult) -> float:
 
 
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
-                 progress: Progress | None = None, cached_only: bool = False) -> dict[str, ChunkerResult]:
+                 progress: Progress | None = None, cached_only: bool = False,
+                 max_specs: int | None = None) -> dict[str, ChunkerResult]:
     """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run. With
-    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked.
+    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked. More specs
+    than `max_specs` is a ConfigError before any work (`check_spec_count`).
 
     The next spec is chunked on a worker thread while this one is embedded and indexed (`_Chunked`): chunking
     is mostly one-core Python (sentence splitting, the rule CNM backend) and indexing mostly embedding, so the
     two overlap on two cores. Chunking stays one spec at a time, in order, so chunkers that share work (the
     sentences of `sentence`, `cosine` and `semantic`, their vectors) still find it done by the one before;
-    `progress` is called from the calling thread only."""
+    `progress` is called from the calling thread only. When the run ends early (an exception, the app's Stop or
+    rerun inside `progress`), the chunking under way on the worker thread stops at its next check and caches
+    nothing."""
+    check_spec_count(specs, max_specs)
     results: dict[str, ChunkerResult] = {}
     ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
+    stop = threading.Event()
     try:
-        pending = [_ahead(ahead, services, corpus, spec, cached_only) for spec in specs[:1]]
+        pending = [_ahead(ahead, services, corpus, spec, cached_only, stop.is_set) for spec in specs[:1]]
         for i, spec in enumerate(specs):
             if progress:
                 progress(spec, i, len(specs))
             chunked = pending[i].result()
             if i + 1 < len(specs):
-                pending.append(_ahead(ahead, services, corpus, specs[i + 1], cached_only))
+                pending.append(_ahead(ahead, services, corpus, specs[i + 1], cached_only, stop.is_set))
             if chunked.error is not None:
                 results[spec] = ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
                 continue
@@ -179,18 +197,19 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
             results[spec] = ChunkerResult(spec, chunked.run, indexed, titles=document_titles(corpus.documents),
                                           seconds=chunked.seconds + time.perf_counter() - started,
                                           llm_calls=chunked.llm_calls)
-    finally:  # a stopped run (an exception, the app's rerun) leaves the chunking under way to finish and cache
+    finally:  # a stopped run (an exception, the app's Stop or rerun): the chunking under way stops at its next check
+        stop.set()
         ahead.shutdown(wait=False, cancel_futures=True)
     if progress:
         progress("done", len(specs), len(specs))
     return results
 
 
-def _ahead(pool: ThreadPoolExecutor, services: Services, corpus: Corpus, spec: str,
-           cached_only: bool) -> Future[_Chunked]:
+def _ahead(pool: ThreadPoolExecutor, services: Services, corpus: Corpus, spec: str, cached_only: bool,
+           should_stop: Callable[[], bool]) -> Future[_Chunked]:
     """`_chunk` on the worker thread, in a copy of the caller's context: the chunking works for the caller's
-    run, so the run's limits (`core.llm.budget`) hold there too."""
-    return pool.submit(contextvars.copy_context().run, _chunk, services, corpus, spec, cached_only)
+    run, so the run's limits (`core.llm.budget`) hold there too, and it stops when the run does."""
+    return pool.submit(contextvars.copy_context().run, _chunk, services, corpus, spec, cached_only, should_stop)
 
 
 @dataclass
@@ -204,11 +223,16 @@ class _Chunked:
     error: str | None = None
 
 
-def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool) -> _Chunked:
+def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool,
+           should_stop: Callable[[], bool] = lambda: False) -> _Chunked:
+    """One spec's chunk run, on the worker thread; `should_stop` turns True when the run it is for was stopped,
+    and the chunking ends at its next check (between documents, between a chunker's slow steps)."""
     started = time.perf_counter()
     calls_before = _llm_calls(services)
     try:
-        chunker = make_chunker(spec, services.context())
+        context = services.context()
+        context.should_stop = should_stop
+        chunker = make_chunker(spec, context)
         if cached_only:
             chunker.prepare(corpus.documents)  # as `chunk_documents` does: its policy tags questions with it
             run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
@@ -310,7 +334,9 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
     services' settings); scored when gold spans are known (`source_of` names a joined stream's segments).
 
     The question is embedded once for all chunkers (they share the services' embedder); each answer's `seconds`
-    is that chunker's own search and scoring, without the shared embedding."""
+    is that chunker's own search and scoring, without the shared embedding. A question over MAX_QUESTION_CHARS is
+    a DatasetError before any work (`check_question`)."""
+    check_question(question)
     ready = {spec: r for spec, r in results.items() if r.ok}
     if not ready:
         return {}
@@ -389,7 +415,9 @@ class GeneratedAnswer:
 def answer_each(services: Services, answers: dict[str, QueryResult], question: str, gold: Question | None = None,
                 k: int = 3, progress: Progress | None = None) -> dict[str, GeneratedAnswer]:
     """The chat model's answer from each chunker's top `k` (the same prompt and model for all), scored against
-    the reference answer when the question has one. Answers are cached as they arrive."""
+    the reference answer when the question has one. Answers are cached as they arrive. A question over
+    MAX_QUESTION_CHARS is a DatasetError before any request (`check_question`)."""
+    check_question(question)
     contexts = {spec: [h.chunk for h in a.hits[:k]] for spec, a in answers.items() if a.hits}
     got = answer_all(services.chat, question, contexts,
                      (lambda d, n: progress("answers", d, n)) if progress else None)
@@ -401,10 +429,12 @@ def answer_each(services: Services, answers: dict[str, QueryResult], question: s
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
               join: bool, progress: Progress | None = None,
               retrieval: RetrievalSettings | None = None, answers: int = 0,
-              done: Mapping[str, ChunkerResult] | None = None) -> dict[str, Any]:
+              done: Mapping[str, ChunkerResult] | None = None, max_specs: int | None = None) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
     the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L). `done`: runs
-    of these specs just made over the same documents, scored as they are rather than loaded again."""
+    of these specs just made over the same documents, scored as they are rather than loaded again. More specs than
+    `max_specs` is a ConfigError before any work."""
+    check_spec_count(specs, max_specs)
     options = BenchOptions(ks, qualify, join, retrieval or services.settings.retrieval_settings(), answers)
     prior = {s: r.indexed for s, r in (done or {}).items() if r.ok and r.indexed is not None}
     return bench_dataset(dataset, specs, options, services, progress, prior)

@@ -91,7 +91,8 @@ except ValueError:
 if st.button("Run benchmark", type="primary", disabled=not specs):
     with progress_status("Benchmarking…") as (status, progress):
         try:
-            report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers))
+            report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers),
+                               max_specs=state.max_specs())
             st.session_state["bench_report"] = report
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:

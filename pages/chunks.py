@@ -36,7 +36,7 @@ if st.button("Run chunkers", type="primary", disabled=not specs):
     with progress_status("Chunking and indexing…", lambda name, done, total: f"{name} ({done}/{total})") as (
             status, progress):
         try:
-            results = run_chunkers(services, corpus, specs, progress)
+            results = run_chunkers(services, corpus, specs, progress, max_specs=state.max_specs())
         except ChunkLensError as exc:
             status.update(label=md_escape(str(exc)), state="error")
             st.stop()

@@ -13,6 +13,7 @@ from core.evaluation.collisions import question_grid
 from core.evaluation.judging import corpus_question, record_judgment, verdict
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
+from core.ingest.datasets import MAX_QUESTION_CHARS
 from core.ingest.judged import QID_PREFIX
 from core.report_pages import app_settings, query_report_html
 from core.workbench import (
@@ -47,7 +48,8 @@ if corpus.questions:
 qualify = st.checkbox("Put the product name in front of the question", value=False,
                       help="Near-duplicate manuals can only be told apart when the question names the product.")
 default = gold.text(qualify) if gold else ""
-question = st.text_input("Question", default, key=f"question-{gold.qid if gold else 'own'}-{qualify}")
+question = st.text_input("Question", default, key=f"question-{gold.qid if gold else 'own'}-{qualify}",
+                         max_chars=max(MAX_QUESTION_CHARS, len(default)))  # the browser's own stop
 
 lib = state.library()
 own = gold is None or gold.qid.startswith(QID_PREFIX)  # typed, or judged here before: the user judges its hits
@@ -63,7 +65,11 @@ def judged_gold(text: str):
 if st.button("Ask every chunker", type="primary", disabled=not question.strip()):
     judged_text = gold.question if gold else question
     scoring = judged_gold(judged_text) if own else gold
-    answers = ask_all(services, results, question, k, scoring, retrieval, source_of)
+    try:
+        answers = ask_all(services, results, question, k, scoring, retrieval, source_of)
+    except ChunkLensError as exc:  # a question over the length limit: one line, nothing asked
+        st.error(md_escape(str(exc)))
+        st.stop()
     st.session_state["answers"] = {"question": question, "gold": scoring, "answers": answers, "own": own,
                                    "judged_text": judged_text}
     log = st.session_state.setdefault("query_log", [])

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.chunkers.splitting import document_token_windows
-from core.errors import ConfigError
+from core.errors import ConfigError, Stopped
 from core.ingest.documents import Document
 from core.model import Chunk, Chunking, RetrievalPolicy, StoreValue
 from core.tokens import prefetch_token_map, token_map
@@ -31,6 +31,42 @@ def describe_need(need: str, description: str) -> None:
     NEED_NAMES[need] = description
 
 
+#: bounds every chunker holds its size parameters to (`check_range`), in the unit the parameter counts. Below the
+#: floor a chunker cuts a handful of tokens per chunk, and every chunk is embedded and indexed: `naive-500t:size=1`
+#: made about one chunk per token. Above the ceiling a chunk is far past what any embedder reads (MiniLM reads 256
+#: word pieces, the largest common models 8192 tokens), so a larger value only hides a typo.
+MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 16, 8192
+MIN_CHUNK_WORDS, MAX_CHUNK_WORDS = 8, 6000
+
+
+def check_range(chunker: str, name: str, value: float, low: float, high: float, unit: str = "",
+                why: str = "") -> None:
+    """A ConfigError of one line unless `low <= value <= high`: it names the chunker, the parameter, its bounds
+    (with their unit), the value given and, when given, why the bound is there."""
+    if not low <= value <= high:
+        bounds = f"between {low:g} and {high:g}" + (f" {unit}" if unit else "")
+        raise ConfigError(f"{chunker}: {name} must be {bounds} (got {value:g})" + (f"; {why}" if why else ""))
+
+
+def check_tokens(chunker: str, name: str, value: float) -> None:
+    """A chunk size in tokens, within MIN_CHUNK_TOKENS..MAX_CHUNK_TOKENS."""
+    check_range(chunker, name, value, MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS, "tokens",
+                "smaller makes a chunk of every few tokens, each embedded" if value < MIN_CHUNK_TOKENS else "")
+
+
+def check_words(chunker: str, name: str, value: float) -> None:
+    """A chunk size in words, within MIN_CHUNK_WORDS..MAX_CHUNK_WORDS."""
+    check_range(chunker, name, value, MIN_CHUNK_WORDS, MAX_CHUNK_WORDS, "words",
+                "smaller makes a chunk of every few words, each embedded" if value < MIN_CHUNK_WORDS else "")
+
+
+def check_overlap(chunker: str, overlap: int, size: int) -> None:
+    """Window overlap: 0 up to half the window. A window that moves by a few tokens repeats nearly all of the
+    text in every chunk (size 500, overlap 499: one 500-token chunk per token)."""
+    check_range(chunker, "overlap", overlap, 0, size // 2, "tokens",
+                f"at most half of size {size}, or the windows repeat the text")
+
+
 class ChunkerContext:
     """The services of a run, by the need a chunker names in `needs` ("embedder", "chat", "llm", "scorer", ...),
     built once per run by `core.services.build_services`. The generic needs have typed accessors here; a method
@@ -39,6 +75,14 @@ class ChunkerContext:
 
     def __init__(self, services: Mapping[str, Any] | None = None, **by_need: Any) -> None:
         self._by_need = {k: v for k, v in {**(services or {}), **by_need}.items() if v is not None}
+        #: asked between documents (and by a chunker between its slow steps): True once the run's caller went
+        #: away, so chunking on a worker thread does not go on for no one
+        self.should_stop: Callable[[], bool] = lambda: False
+
+    def check_stop(self) -> None:
+        """Raise Stopped once `should_stop` says so; cheap enough to call between any two steps."""
+        if self.should_stop():
+            raise Stopped("chunking stopped: the run it was for was stopped")
 
     def get(self, need: str) -> Any:
         """The service for `need`, or None when the run has none."""

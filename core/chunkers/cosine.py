@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_tokens
 from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
@@ -27,8 +27,8 @@ class CosineChunker(MetadataPrefix, TitleRouting, Chunker):
     def validate(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
             raise ConfigError("cosine: threshold is a cosine similarity, between -1 and 1")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigError("cosine: max_tokens must be at least 1 (or none)")
+        if self.max_tokens is not None:
+            check_tokens(self.name, "max_tokens", self.max_tokens)
 
     def chunk(self, doc: Document) -> Chunking:
         units = sentence_units(doc.text, self.max_tokens) if self.max_tokens else T.sentences(doc.text)

@@ -10,10 +10,9 @@ import re
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range
 from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
-from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import ChatRequest, LLMError
 from core.model import Chunking
@@ -24,6 +23,10 @@ paragraphs before it. Answer with that paragraph's id only, as "Answer: ID n". I
 the last id.
 
 {paragraphs}"""
+
+#: the largest group of paragraphs sent to the chat model in one prompt (the paper's 550 tokens; small local
+#: models read a few thousand)
+MAX_GROUP_TOKENS = 4000
 
 
 @register
@@ -36,8 +39,9 @@ class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
     temperature: float = 0.1
 
     def validate(self) -> None:
-        if self.group_tokens < 50:
-            raise ConfigError("lumber: group_tokens must be at least 50")
+        check_range(self.name, "group_tokens", self.group_tokens, 50, MAX_GROUP_TOKENS, "tokens",
+                    "the paragraphs of one group go to the chat model in one prompt")
+        check_range(self.name, "temperature", self.temperature, 0, 2)
 
     def chunk(self, doc: Document) -> Chunking:
         sized = [piece for s, e in T.paragraphs(doc.text)  # paragraphs longer than a group are split first
@@ -46,6 +50,7 @@ class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
         spans, decisions = [], []
         i = 0
         while i < len(units):
+            self.context.check_stop()  # one chat request per group: the slow step
             j, total = i, 0
             while j < len(units) and (j == i or total + sizes[j] <= self.group_tokens):
                 total += sizes[j]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, token_window_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, check_overlap, check_tokens, token_window_chunks
 from core.chunkers.registry import register
-from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunking
 
@@ -20,8 +19,8 @@ class NaiveTokenChunker(MetadataPrefix, TitleRouting, Chunker):
     overlap: int = 100
 
     def validate(self) -> None:
-        if self.size < 1 or not 0 <= self.overlap < self.size:
-            raise ConfigError(f"naive-500t: need size >= 1 and 0 <= overlap < size (got {self.size}/{self.overlap})")
+        check_tokens(self.name, "size", self.size)
+        check_overlap(self.name, self.overlap, self.size)
 
     def chunk(self, doc: Document) -> Chunking:
         return Chunking(token_window_chunks(doc, self.size, self.overlap))

@@ -16,10 +16,17 @@ import re
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.base import (
+    MAX_CHUNK_WORDS,
+    Chunker,
+    MetadataPrefix,
+    TitleRouting,
+    build_chunks,
+    check_range,
+    check_words,
+)
 from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, split_sized
-from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunking
 
@@ -38,10 +45,8 @@ class ParagraphChunker(MetadataPrefix, TitleRouting, Chunker):
     fragment: int = 12  # a paragraph of fewer words is merged with the next one
 
     def validate(self) -> None:
-        if self.theta < 1:
-            raise ConfigError("paragraph: theta (words per chunk) must be at least 1")
-        if self.fragment < 0:
-            raise ConfigError("paragraph: fragment (words) must be 0 or more")
+        check_words(self.name, "theta", self.theta)
+        check_range(self.name, "fragment", self.fragment, 0, MAX_CHUNK_WORDS, "words")
 
     def _small(self, text: str, n: int) -> bool:
         """A heading or a fragment: merged with its neighbour rather than a chunk of its own."""

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_words
 from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
-from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunking
 
@@ -21,8 +20,7 @@ class RecursiveChunker(MetadataPrefix, TitleRouting, Chunker):
     theta: int = 200
 
     def validate(self) -> None:
-        if self.theta < 1:
-            raise ConfigError("recursive: theta (words per chunk) must be at least 1")
+        check_words(self.name, "theta", self.theta)
 
     def chunk(self, doc: Document) -> Chunking:
         spans = split_to_cap(doc.text, 0, len(doc.text), WORDS, self.theta, STRUCTURE_LEVELS)

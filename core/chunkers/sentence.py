@@ -6,12 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import text as T
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range, check_tokens
 from core.chunkers.registry import register
 from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
-from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunking
+
+#: the most sentences one chunk repeats from the one before: each repeated sentence is embedded again per chunk
+MAX_OVERLAP_SENTENCES = 8
 
 
 @register
@@ -23,8 +25,9 @@ class SentenceChunker(MetadataPrefix, TitleRouting, Chunker):
     overlap_sentences: int = 0
 
     def validate(self) -> None:
-        if self.max_tokens < 1 or self.overlap_sentences < 0:
-            raise ConfigError("sentence: need max_tokens >= 1 and overlap_sentences >= 0")
+        check_tokens(self.name, "max_tokens", self.max_tokens)
+        check_range(self.name, "overlap_sentences", self.overlap_sentences, 0, MAX_OVERLAP_SENTENCES, "sentences",
+                    "more repeats most of the text in every chunk")
 
     def chunk(self, doc: Document) -> Chunking:
         units = sentence_units(doc.text, self.max_tokens)

@@ -73,7 +73,7 @@ from typing import Any
 
 from core.errors import GenerationError
 from core.evaluation.metrics import Span
-from core.ingest.datasets import Question, corpus_jsonl, questions_jsonl
+from core.ingest.datasets import MAX_QUESTION_CHARS, Question, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.llm.base import ChatAnswer, ChatRequest, LLMClient, LLMError
 from core.text import sentences
@@ -440,9 +440,11 @@ _QUESTION_START = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how|
 
 
 def looks_like_question(text: str) -> bool:
-    """A question mark at the end, or a question word first, in a text of a few words up to a long sentence."""
+    """A question mark at the end, or a question word first, in a text of a few words up to a long sentence
+    (and within MAX_QUESTION_CHARS, the limit every question is held to)."""
     words = text.split()
-    return 3 <= len(words) <= 60 and (text.rstrip().endswith("?") or bool(_QUESTION_START.match(text.strip())))
+    asks = text.rstrip().endswith("?") or bool(_QUESTION_START.match(text.strip()))
+    return 3 <= len(words) <= 60 and len(text) <= MAX_QUESTION_CHARS and asks
 
 
 _FRAME = re.compile(r"^(?:(?:what is )?the answer to (?:the|this) question\s*:?|question\s*:|q\s*:)\s*", re.I)

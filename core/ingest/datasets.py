@@ -20,6 +20,20 @@ from core.spans import Span
 MAX_QA_BYTES = 20 * 2**20
 
 
+#: the longest question that is asked, judged, generated or read from a set: several times the longest question of
+#: any set we know (covid_qa's, 194 characters), and a long paragraph pasted in. Past it a question is refused:
+#: a 1 MB question took 53 s to embed and search every chunker, for a question no one asks.
+MAX_QUESTION_CHARS = 2000
+
+
+def check_question(text: str, where: str = "the question") -> str:
+    """`text` when it is within MAX_QUESTION_CHARS; otherwise a DatasetError of one line naming the limit."""
+    if len(text) > MAX_QUESTION_CHARS:
+        raise DatasetError(f"{where}: {len(text):,} characters, over the {MAX_QUESTION_CHARS:,}-character limit "
+                           "for a question (ask it shorter)")
+    return text
+
+
 @dataclass(frozen=True)
 class Question:
     qid: str
@@ -131,6 +145,7 @@ def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]
     refs_raw = obj.get("references")
     if not isinstance(obj.get("question"), str) or not isinstance(refs_raw, list) or not refs_raw:
         raise DatasetError(f"{where}: needs a string 'question' and a non-empty 'references' list")
+    check_question(obj["question"], where)
     qid = obj.get("qid", n)
     if not isinstance(qid, str) and not _whole(qid):
         raise DatasetError(f"{where}: 'qid' must be a string or a whole number, not {_kind(qid)}")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DatasetError
-from core.ingest.datasets import Question, corpus_documents, corpus_jsonl, questions_jsonl
+from core.ingest.datasets import Question, check_question, corpus_documents, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
 from core.jsonio import jsonl_lines, loads_checked
@@ -198,6 +198,7 @@ class JudgedSet:
                product: str | None = None) -> JudgedQuestion:
         """Judge `hit` for `question` (a new question gets the next `mine-N` id) and save; returns the question
         as saved. `documents`: the library's documents, whose fingerprints the judged spans are kept with."""
+        check_question(question)
         prints = {d.doc_id: d.fingerprint for d in documents}
         for s in [hit, *(evidence or ())]:
             if s.doc_id not in prints:
@@ -312,6 +313,7 @@ def read_zip(data: bytes, max_bytes: int) -> ImportedSet:
         obj.setdefault("qid", f"{QID_PREFIX}{n}")
         obj["qid"] = str(obj["qid"])
         q = parse_line(obj, where)
+        check_question(q.question, where)
         for s in [*q.relevant, *q.not_relevant]:
             doc = docs.get(s.doc_id)
             if doc is None:

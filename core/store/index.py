@@ -24,6 +24,7 @@ import numpy as np
 
 from core.errors import ChunkLensError, ConfigError, StoreError
 from core.model import Chunk
+from core.urls import redact_url
 
 QUERY_BATCH = 64
 
@@ -37,7 +38,9 @@ class StoreSettings:
     port: int = 8000
 
     def describe(self) -> str:
-        return f"chroma server {self.host}:{self.port}" if self.host else f"embedded chroma at {self.path}"
+        """Where the vectors live, as reports and error lines show it: a server without any user name and password
+        in its address (`core.urls.redact_url`)."""
+        return f"chroma server {redact_url(self.host)}:{self.port}" if self.host else f"embedded chroma at {self.path}"
 
     def advice(self) -> str:
         if self.host:

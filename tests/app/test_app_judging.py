@@ -144,3 +144,19 @@ def test_query_shows_the_judged_questions_with_intervals_and_how_many_would_sett
     low, high = report["results"]["naive-500t"]["hit@5_ci95"]
     assert cell == f"1.000 [{low:.2f}, {high:.2f}]"  # both judged hits are naive-500t's first
     assert any(m.value.startswith("On hit@5, ") and "judged questions" in m.value for m in at.markdown)
+
+
+def test_a_question_over_the_length_limit_never_reaches_the_search_on_query(judged_app):
+    """Issue 39, item 9: a 1 MB question took 53 s. The Query box keeps at most MAX_QUESTION_CHARS of it (the
+    server's copy of the widget, not only the browser's), and core refuses a longer one wherever it comes from
+    (tests/unit/test_question_limit.py)."""
+    import time
+
+    from core.ingest.datasets import MAX_QUESTION_CHARS
+
+    at, _ = judged_app
+    started = time.perf_counter()
+    at = _ask(at, "How do I clean the filter " + "again and " * 100_000 + "?")
+    assert time.perf_counter() - started < 30
+    assert not at.exception and not at.error
+    assert len(at.text_input[0].value) == MAX_QUESTION_CHARS == len(at.session_state["answers"]["question"])

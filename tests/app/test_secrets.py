@@ -182,7 +182,7 @@ def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_
     assert URL_PASSWORD not in str(caught.value) and str(caught.value).startswith(f"m via {llm_server}: HTTP 401")
 
     ws = Workspace.open(tmp_path / "ws")
-    with zipfile.ZipFile(io.BytesIO(export_archive(ws, settings))) as zf:
+    with zipfile.ZipFile(io.BytesIO(export_archive(ws, settings, operator_fields=True))) as zf:
         exported = json.loads(zf.read("settings.json"))
     assert exported["llm_base_url"] == exported["embedder_base_url"] == llm_server
 

@@ -6,8 +6,10 @@ OPENAI_API_KEY. Which address scripts/run-app.sh listens on: tests/integration/t
 
 from __future__ import annotations
 
+import io
 import json
 import threading
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -153,6 +155,39 @@ def test_a_shared_server_offers_no_address_workspace_or_limit_to_visitors(monkey
     again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     again.query_params["lib"] = lib
     assert again.run().session_state["settings"].top_k == 11  # the visitor's choices stay with their library
+
+
+def test_a_visitors_library_export_holds_none_of_the_operators_addresses_or_model_paths(monkeypatch, tmp_path):
+    """Issue 39, item 5: the password in the operator's reranker address, and the operator's model paths, never
+    reach the zip a visitor downloads."""
+    password = "pw-CANARY-operator-5e0f"
+    monkeypatch.setenv("CHUNKLENS_RERANK_MODEL", f"https://op:{password}@rerank.internal/v1")
+    monkeypatch.setenv("CHUNKLENS_SCORER_MODEL", "/srv/operator-models/scorer")
+    monkeypatch.setenv("CHUNKLENS_LLM_BASE_URL", f"http://op:{password}@llm.internal/v1")
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    at.switch_page("pages/documents.py").run()
+    at = click(at, "Prepare export")
+    _, export = at.session_state["library_export"]
+    with zipfile.ZipFile(io.BytesIO(export)) as zf:
+        bodies = {name: zf.read(name) for name in zf.namelist()}
+    assert "settings.json" in bodies
+    assert [n for n, b in bodies.items() if password.encode() in b or b".internal" in b or b"/srv/" in b] == []
+
+
+def test_a_visitor_runs_at_most_the_shared_limit_of_chunkers(monkeypatch, tmp_path):
+    """Issue 39, item 7: 40 specs made 40 collections. On a shared server one run holds at most 12; more is one
+    line, and nothing is chunked."""
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([("breeze.md", MANUAL, "text/plain")]).run()
+    at = click(at, "Add uploaded files")
+    at.switch_page("pages/chunks.py").run()
+    [extra] = [t for t in at.text_input if t.label.startswith("More chunkers")]
+    extra.input(", ".join(f"recursive:theta={100 + i}" for i in range(13))).run()
+    at = click(at, "Run chunkers")
+    labels = [n.label for n in at.main.children.values() if type(n).__name__ == "Status"]
+    assert not at.exception and any("14 chunkers in one run, over the limit of 12" in label for label in labels)
+    assert not list((tmp_path / "ws" / "chunk_runs").glob("*.json"))
 
 
 def test_the_key_rule():

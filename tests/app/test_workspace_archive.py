@@ -63,7 +63,7 @@ def source(tmp_path):
 def test_round_trip_into_a_fresh_workspace(source, tmp_path, monkeypatch):
     ws, lib, runs, settings = source
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)  # a key in the environment never reaches an export
-    data = export_archive(ws, settings, [lib.id])
+    data = export_archive(ws, settings, [lib.id], operator_fields=True)  # a local server's own export: all of it
     assert CANARY.encode() not in data
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         manifest = json.loads(zf.read("manifest.json"))

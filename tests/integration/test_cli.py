@@ -98,7 +98,7 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
         (["--chunkers", "nonsense"], "unknown chunker 'nonsense'"),
         (["--chunkers", "recursive:theta=abc"], "not a valid"),
         (["--chunkers", "recursive:size=3"], "has no parameter 'size'"),
-        (["--chunkers", "naive-500t:size=10:overlap=10"], "overlap < size"),
+        (["--chunkers", "naive-500t:size=100:overlap=100"], "overlap must be between 0 and 50 tokens"),
         (["--chunkers", "paragraph", "--chroma", "nonsense"], "HOST:PORT"),
         (["--chunkers", "paragraph", "--doc-ids", "ac,zzz"], "no document 'zzz'"),
         (["--chunkers", "paragraph", "--retrieval", "sparse"], "retrieval mode must be one of dense, bm25, hybrid"),

@@ -92,7 +92,7 @@ DOCS = [Document("heater", "Heater manual", TEXT),
 
 def _retrievers(tmp_path, embedder, rerankers):
     store = VectorStore(StoreSettings(path=tmp_path / "db"))
-    chunker = make_chunker("sentence:max_tokens=12", ChunkerContext(embedder=embedder))
+    chunker = make_chunker("sentence:max_tokens=16", ChunkerContext(embedder=embedder))
     run = chunk_documents(DOCS, chunker)
     indexed = index_run(run, DOCS, embedder, store, lexical=LexicalStore(tmp_path / "lexical"))
     plain = Retriever(store, indexed.collection, run.chunks, embedder, settings=RetrievalSettings("hybrid"),

@@ -77,7 +77,7 @@ def test_check_spans_accepts_exact_spans_and_refuses_anything_else():
 def test_an_edited_chunk_run_cache_is_not_trusted(tmp_path):
     from core.chunkers.registry import make_chunker
 
-    chunker = make_chunker("recursive:theta=5")
+    chunker = make_chunker("recursive:theta=8")
     fresh = chunk_documents(DOCS, chunker, cache_dir=tmp_path)
     cache_file = tmp_path / f"{run_key(DOCS, chunker.identity)}.json"
     assert cache_file.exists() and not fresh.from_cache and len(fresh.chunks) >= 4

@@ -216,7 +216,7 @@ def test_chinese_and_right_to_left_text_load_and_chunk_exactly(text):
     assert load_bytes("t.txt", text.encode("utf-16")).text == text
     doc = load_bytes("t.docx", docx_bytes(*text.split("\n\n")))
     assert doc.text == text
-    for spec in ("recursive:theta=8", "sentence:max_tokens=12", "naive-500t:size=10:overlap=3", "paragraph:theta=8"):
+    for spec in ("recursive:theta=8", "sentence:max_tokens=16", "naive-500t:size=16:overlap=3", "paragraph:theta=8"):
         chunks = make_chunker(spec, ChunkerContext()).chunk(doc).chunks
         assert len(chunks) > 1, spec
         check_spans(text, chunks, windows=spec.startswith("naive"))

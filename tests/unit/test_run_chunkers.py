@@ -7,6 +7,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from core.chunkers.registry import make_chunker
 from core.ingest.documents import Document
@@ -97,3 +98,30 @@ def test_cached_only_leaves_out_what_the_workspace_does_not_hold(tmp_path, minil
     assert set(restored) == {"paragraph", "no-such-chunker"}  # recursive was never run: left out, not chunked
     assert restored["paragraph"].ok and restored["paragraph"].indexed.reused
     assert restored["no-such-chunker"].error
+
+
+class StopPressed(Exception):
+    """What Streamlit raises in the page's thread on Stop or a rerun."""
+
+
+def test_chunking_on_the_worker_thread_stops_when_the_run_is_stopped(tmp_path):
+    """Issue 39, item 7: chunking started on the worker thread went on after Stop, to the end of the spec, and
+    cached it. Now it ends at its next document and caches nothing."""
+    from core.workbench import make_corpus
+
+    services = services_with(tmp_path, None)
+    corpus = make_corpus([Document(f"d{i}", f"Manual {i}", TEXT) for i in range(400)], None, False)
+
+    def stop(name, done, total):
+        raise StopPressed
+
+    started = time.perf_counter()
+    with pytest.raises(StopPressed):
+        run_chunkers(services, corpus, ["sentence:max_tokens=30"], stop)
+    for worker in [t for t in threading.enumerate() if t.name.startswith("chunk-ahead")]:
+        worker.join(timeout=60)
+    stopped_after = time.perf_counter() - started
+    assert list(services.workspace.chunk_runs.glob("*.json")) == []  # the spec was not finished and cached
+    whole = time.perf_counter()
+    chunk_documents(corpus.documents, make_chunker("sentence:max_tokens=30"), services.workspace.chunk_runs)
+    assert stopped_after < (time.perf_counter() - whole) / 2

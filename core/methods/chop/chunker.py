@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunkers.base import Chunker, token_window_chunks
+from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
 from core.chunkers.registry import register
 from core.errors import ConfigError
 from core.ingest.documents import Document
@@ -55,8 +55,9 @@ class ChopChunker(Chunker):
     boost: float = 0.1
 
     def validate(self) -> None:
-        if self.size < 1 or not 0 <= self.overlap < self.size:
-            raise ConfigError("chop: need size >= 1 and 0 <= overlap < size")
+        check_tokens(self.name, "size", self.size)
+        check_overlap(self.name, self.overlap, self.size)
+        check_range(self.name, "boost", self.boost, 0, 1)
         for key, value, allowed in (("mode", self.mode, ("pairs", "anchor")),
                                     ("prefix", self.prefix, ("before", "after", "none")),
                                     ("retrieval", self.retrieval, ("off", "boost", "filter", "route"))):

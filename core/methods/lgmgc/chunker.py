@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import text as T
-from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
+from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range, check_words
 from core.chunkers.registry import chunker_class, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.errors import ConfigError
@@ -98,8 +98,8 @@ class LogitsGuidedChunker(MetadataPrefix, TitleRouting, Chunker):
     min_words: int = 50
 
     def validate(self) -> None:
-        if self.theta < 2 or not 0 <= self.min_words < self.theta:
-            raise ConfigError(f"{self.name}: need theta >= 2 and 0 <= min_words < theta")
+        check_words(self.name, "theta", self.theta)
+        check_range(self.name, "min_words", self.min_words, 0, self.theta - 1, "words", "below theta")
 
     def chunk(self, doc: Document) -> Chunking:
         scorer = scorer_of(self.context)
@@ -139,6 +139,7 @@ class MultiGranularChunker(MetadataPrefix, TitleRouting, Chunker):
 
     def validate(self) -> None:
         """Parents from a single-level chunker sized by θ (recursive, paragraph, lg), checked before any run."""
+        check_words(self.name, "theta", self.theta)
         if self.parents in ("mg", "lgmgc"):
             raise ConfigError("mg: parents must come from a single-level chunker")
         parent = chunker_class(self.parents)
