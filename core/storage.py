@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import sqlite3
@@ -39,6 +40,37 @@ def open_cache(path: Path, table_sql: str) -> sqlite3.Connection:
 def temporary_sibling(path: Path) -> Path:
     """A name beside `path` that no other writer uses (hidden, ends in `.tmp`)."""
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+
+
+_TEMPORARY = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def stale_temporaries(folder: Path) -> list[Path]:
+    """The temporary files and folders (`temporary_sibling`'s names) in `folder` whose writer's process is gone:
+    left by a process killed mid-write, never renamed into place, safe to remove. A live process's are kept."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if (m := _TEMPORARY.match(p.name)) and not _alive(int(m.group(1)))]
+
+
+def remove_path(path: Path) -> None:
+    """Remove a file or a folder tree; gone already is fine."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def sync_folder(folder: Path) -> None:

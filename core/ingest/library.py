@@ -19,8 +19,8 @@ import re
 import secrets
 import shutil
 import unicodedata
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from itertools import count
@@ -30,7 +30,7 @@ from core.errors import DatasetError, DocumentError, SetExists
 from core.ingest.datasets import QADataset, Question, load_dataset
 from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 from core.ingest.judged import JudgedSet, read_zip
-from core.storage import locked, sync_folder, write_atomically
+from core.storage import locked, remove_path, stale_temporaries, sync_folder, write_atomically
 
 _ID_RE = re.compile(r"[a-z0-9]{6,32}")  # whole ids only (fullmatch): `$` would let "abcdef\n" through
 JUDGED_SET_NAME = "judged in the app"  # the name a library's own set goes by where no QA set names it
@@ -255,14 +255,38 @@ class Library:
         #: the QA sets uploaded into this library, one folder each (created on first use); sets uploaded before
         #: sets belonged to a library stay in the workspace's `datasets` folder and load from there as before
         self.sets_dir = self.root / "datasets"
+        self._swept = False  # whether `_sweep` ran (once per object, at its first write)
 
-    def _locked(self) -> AbstractContextManager[None]:
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
         """The library's lock: one session at a time reads, changes and writes its files. Every write holds it,
         so this is where the library's folders are made: a visit that only reads (every new browser session gets
-        an id) leaves nothing on disk."""
+        an id) leaves nothing on disk. The first time this object holds it, it clears what a killed process left
+        (`_sweep`)."""
         self.originals.mkdir(parents=True, exist_ok=True)
         self.texts.mkdir(parents=True, exist_ok=True)
-        return locked(self.root / ".lock")
+        with locked(self.root / ".lock"):
+            if not self._swept:
+                self._swept = True
+                self._sweep()
+            yield
+
+    def _sweep(self) -> None:
+        """Remove what a process killed mid-write (`kill -9`) left, under the lock, so no write is under way:
+        temporary files of dead processes, and a document stored but never listed (killed between storing its
+        text and writing the order), text and original. A lone original without a text is kept: that is a
+        damaged document's upload, kept on purpose. Nothing is swept while order.json cannot be read."""
+        for folder in (self.root, self.originals, self.texts):
+            for path in stale_temporaries(folder):
+                remove_path(path)
+        try:
+            listed = set(self._read_ids())
+        except (OSError, ValueError):
+            return
+        for text in list(self.texts.glob("*.json")):
+            if text.stem not in listed:
+                for path in [*self.originals_of(text.stem), text]:
+                    path.unlink(missing_ok=True)
 
     def _note(self, line: str) -> None:
         if line not in self.problems:
