@@ -70,8 +70,8 @@ def check_overlap(chunker: str, overlap: int, size: int) -> None:
 class ChunkerContext:
     """The services of a run, by the need a chunker names in `needs` ("embedder", "chat", "llm", "scorer", ...),
     built once per run by `core.services.build_services`. The generic needs have typed accessors here; a method
-    owns the typed accessor of its own need (`core.methods.chop.backends.cnm_backend_of`,
-    `core.methods.lgmgc.service.scorer_of`), so a new service touches only its method package and its settings."""
+    owns the typed accessor of its own need (`core.methods.chop.cnm.cnm_backend_of`,
+    `core.methods.lgmgc.scoring.scorer_of`), so a new service touches only its method package and its settings."""
 
     def __init__(self, services: Mapping[str, Any] | None = None, **by_need: Any) -> None:
         self._by_need = {k: v for k, v in {**(services or {}), **by_need}.items() if v is not None}

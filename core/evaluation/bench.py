@@ -5,7 +5,7 @@ The JSON it writes is a contract other tools script against:
  "recall@K": .., "span_recall@K": .., "span_precision@K": .., "span_iou@K": .., "n_chunks": int,
  "mean_chunk_tokens": float, "seconds": {"chunk": .., "embed": .., "index": .., "query": ..}}}}
 plus extra keys (standard deviations, `wrong_doc@K`, `seconds.lexical` when BM25 is used, settings, each
-method's report fields (`core.chunkers.base.register_report_fields`: boundary P/R/F1, LGMGC's pass counts;
+method's report fields (`core.evaluation.fields.register_report_fields`: boundary P/R/F1, LGMGC's pass counts;
 `words_per_second` only for the scorer's chunkers), `retrieval_applied` (what a chunker's retrieval policy did with
 the questions, counted: {"filter": 48, "none (no model)": 2}, {"none (one document: no titles to route by)": 56};
 {} without a policy) and "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} at the top level). With several
