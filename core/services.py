@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from core.llm.base import LLMClient
     from core.store.embeddings import Embedder
     from core.store.rerank import Reranker
-    from core.store.retrieval import RetrievalSettings
+    from core.store.retrieval import RetrievalSettings, Retriever
 
 #: how many Services a long-lived caller (the app's `st.cache_resource`) keeps at once. Each holds an embedder and a
 #: store, about 110 MB with the bundled MiniLM, and every distinct settings combination or typed key is one more:
@@ -78,6 +78,21 @@ class Services:
 
     def context(self) -> ChunkerContext:
         return ChunkerContext({"embedder": self.embedder, **self.provided})
+
+    def retriever(self, indexed: Any, policy: Any, retrieval: RetrievalSettings, explain: bool = False,
+                  texts: Mapping[str, str] | None = None) -> Retriever:
+        """The one way a chunk run's retriever is put together, for the app and the bench alike: the run's chunks
+        and collection (`indexed`, a `core.pipeline.IndexedRun`), its chunker's retrieval policy, these services'
+        store and embedder, the run's BM25 index where the search (or an explanation) reads it, and the reranker
+        `retrieval` asks for over the run's documents (`texts`, default the ones it was indexed from)."""
+        from core.store.retrieval import Retriever
+
+        lexical = indexed.lexical
+        if self.lexical is not None and (retrieval.uses_lexical or explain):
+            lexical = indexed.lexical_from(self.lexical)
+        reranker = self.reranker(retrieval, indexed.texts if texts is None else texts)
+        return Retriever(self.store, indexed.collection, indexed.run.chunks, self.embedder, policy, retrieval,
+                         lexical, explain, reranker)
 
     def reranker(self, retrieval: RetrievalSettings, texts: Mapping[str, str]) -> Reranker | None:
         """The reranker `retrieval` asks for, over a run whose documents' texts are `texts` (None: no reranking)."""

@@ -277,13 +277,8 @@ def retriever_for(services: Services, result: ChunkerResult, retrieval: Retrieva
     a run made by hand (no chunker) gets its spec's. `retrieval` defaults to the services' settings."""
     assert result.run is not None and result.indexed is not None
     chunker = result.run.chunker or make_chunker(result.spec, services.context())
-    policy = chunker.retrieval_policy(result.titles)
     settings = retrieval or services.settings.retrieval_settings()
-    lexical = result.indexed.lexical
-    if services.lexical is not None and (settings.uses_lexical or explain):
-        lexical = result.indexed.lexical_from(services.lexical)
-    return Retriever(services.store, result.indexed.collection, result.run.chunks, services.embedder, policy,
-                     settings, lexical, explain, services.reranker(settings, result.indexed.texts))
+    return services.retriever(result.indexed, chunker.retrieval_policy(result.titles), settings, explain)
 
 
 @dataclass

@@ -39,7 +39,7 @@ from core.ingest.datasets import QADataset, Question, joined
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
 from core.services import Services
 from core.store.embeddings import unread_share
-from core.store.retrieval import RetrievalSettings, Retriever
+from core.store.retrieval import RetrievalSettings
 from core.store.routing import document_titles
 
 
@@ -71,8 +71,6 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     context = services.context()
     embedder, store = services.embedder, services.store
     lexical = services.lexical if options.retrieval.uses_lexical else None
-    texts = {d.doc_id: d.text for d in data.documents}
-    reranker = services.reranker(options.retrieval, texts)  # one for every chunker: it reads the documents
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
@@ -93,8 +91,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         scored = _memo_get(memo_key)
         from_memo = scored is not None
         if scored is None:
-            scored = _score_run(chunker, run, indexed, data, queries, refs, options, services, reranker, llm_service,
-                                llm_before, uses_llm, lexical)
+            scored = _score_run(chunker, run, indexed, data, queries, refs, options, services, llm_service,
+                                llm_before, uses_llm)
             query_seconds = scored.pop("_query_seconds")
             _memo_put(memo_key, scored)
         else:
@@ -128,8 +126,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
 
 
 def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, queries: Sequence[str],
-               refs: Sequence[tuple[str, Any]], options: BenchOptions, services: Services, reranker: Any,
-               llm_service: Any, llm_before: tuple[int, int, int], uses_llm: bool, lexical: Any) -> dict[str, Any]:
+               refs: Sequence[tuple[str, Any]], options: BenchOptions, services: Services, llm_service: Any,
+               llm_before: tuple[int, int, int], uses_llm: bool) -> dict[str, Any]:
     """One chunk run asked every question and scored: everything in its report that does not describe this
     particular run's cost (its seconds and caches), plus `_query_seconds`."""
     max_k = max(options.ks)
@@ -139,8 +137,7 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     unread = unread_share(services.embedder, [c.embed_text for c in run.chunks])  # of the texts just indexed
     spans, parents, n_children = run.spans(), run.parents(), len(run.children())
     t0 = time.perf_counter()
-    retriever = Retriever(services.store, indexed.collection, run.chunks, services.embedder,
-                          chunker.retrieval_policy(titles), options.retrieval, indexed.lexical, reranker=reranker)
+    retriever = services.retriever(indexed, chunker.retrieval_policy(titles), options.retrieval, texts=texts)
     answers = retriever.ask_many(queries, max_k)
     hits = [a.hits for a in answers]
     query_seconds = time.perf_counter() - t0
