@@ -35,8 +35,10 @@ def better_first(pair: Mapping[str, Any]) -> tuple[str, str]:
 
 def gain(pair: Mapping[str, Any]) -> tuple[float, float, float]:
     """How much the better chunker of a pair is better: (difference, interval low, interval high), positive when
-    the interval excludes 0, whichever of `a`, `b` is better and whichever way the metric points."""
-    sign = -1.0 if (better_first(pair)[0] != pair["a"]) != lower_is_better(pair["metric"]) else 1.0
+    the interval excludes 0, whichever of `a`, `b` is better and whichever way the metric points. `better_first`
+    puts `a` first exactly when the metric's direction and the sign of `diff` agree, so turning the pair round by
+    the sign of `diff` alone orients it from the better chunker's side."""
+    sign = 1.0 if pair["diff"] > 0 else -1.0
     low, high = sorted((sign * pair["ci95"][0], sign * pair["ci95"][1]))
     return sign * pair["diff"], low, high
 
