@@ -68,34 +68,78 @@ def _backend(name: str) -> Any:
     return ExtractCnm()
 
 
-def measure(documents: Sequence[Any], backend: str, alone: bool = False) -> dict[str, Any]:
-    """Right / wrong / unknown shares of one set; `alone` cuts each document as its own library (an upload)."""
+def measure(documents: Sequence[Any], backend: str, alone: bool = False, examples: bool = False) -> dict[str, Any]:
+    """Right / wrong / unknown shares of one set; `alone` cuts each document as its own library (an upload).
+    `examples`: also the shares on the other manuals after one manual's gold tag is given as a correction
+    (`core.methods.chop.family`), over every choice of that manual: their mean and their worst."""
     from core.chunkers.base import ChunkerContext
     from core.chunkers.registry import make_chunker
-    from core.methods.chop.accuracy import cnm_accuracy
     from core.pipeline import chunk_documents
 
     t0 = time.perf_counter()
     libraries = [[d] for d in documents] if alone else [list(documents)]
     chunks = [c for lib in libraries
               for c in chunk_documents(lib, make_chunker("chop", ChunkerContext(llm=_backend(backend)))).chunks]
-    acc = cnm_accuracy(chunks, documents)
-    out: dict[str, Any] = {"documents": len(documents), "chunks": acc.chunks if acc else 0,
+    out: dict[str, Any] = {"documents": len(documents), **_shares(chunks, documents),
                            "seconds": round(time.perf_counter() - t0, 2)}
+    if examples and not alone:
+        out["one_example"] = one_example(chunks, documents)
+    return out
+
+
+def _shares(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, Any]:
+    from core.methods.chop.accuracy import cnm_accuracy
+
+    acc = cnm_accuracy(chunks, documents)
+    out: dict[str, Any] = {"chunks": acc.chunks if acc else 0}
     for part in ("category", "model"):
         shares = getattr(acc, part) if acc else None
         out[part] = None if shares is None else {k: round(getattr(shares, k), 3) for k in ("right", "wrong", "unknown")}
     return out
 
 
-def study(sets: Sequence[str], backend: str, say: Callable[[str], None] = print) -> dict[str, Any]:
+def _golds(documents: Sequence[Any]) -> dict[str, dict[str, str]]:
+    """Every manual's gold tag by id: a document's, or each source document's in a stream."""
+    out = {}
+    for d in documents:
+        for part in d.segments or [d]:
+            if part.cnm:
+                out[part.doc_id] = dict(part.cnm)
+    return out
+
+
+def one_example(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, Any]:
+    """For each manual in turn, its gold tag given as the only correction: the shares on the other manuals' chunks.
+    Returns the mean and the worst (lowest right) share of each part over those choices."""
+    from core.methods.chop.family import manual_of, teach
+
+    docs = {d.doc_id: d for d in documents}
+    runs: dict[str, list[dict[str, Any]]] = {"category": [], "model": []}
+    for manual, gold in _golds(documents).items():
+        taught, _ = teach(chunks, documents, {manual: gold})
+        others = [c for c in taught if manual_of(c, docs) != manual]
+        shares = _shares(others, documents)
+        for part in runs:
+            if shares[part] is not None:
+                runs[part].append(shares[part])
+    out: dict[str, Any] = {"examples": len(_golds(documents))}
+    for part, got in runs.items():
+        if got:
+            mean = {k: round(sum(g[k] for g in got) / len(got), 3) for k in ("right", "wrong", "unknown")}
+            ranked = sorted(got, key=lambda g: g["right"])
+            out[part] = {"mean": mean, "median": ranked[len(ranked) // 2], "worst": ranked[0]}
+    return out
+
+
+def study(sets: Sequence[str], backend: str, say: Callable[[str], None] = print,
+          examples: bool = False) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name in sets:
         documents = _dataset(name)
         if documents is None:
             say(f"{name}: no data, skipped")
             continue
-        results[name] = measure(documents, backend, alone=name == "debian")
+        results[name] = measure(documents, backend, alone=name == "debian", examples=examples)
     return {"backend": backend, "results": results}
 
 
@@ -108,6 +152,17 @@ def text(report: dict[str, Any]) -> str:
     for name, r in report["results"].items():
         lines.append(f"{name:16} {r['documents']:>4} {r['chunks']:>6}  {cell(r['category']):>18}  "
                      f"{cell(r['model']):>18}  {r['seconds']:.1f}")
+    taught = {name: r["one_example"] for name, r in report["results"].items() if r.get("one_example")}
+    if taught:
+        lines += ["", "one manual's gold tag given as a correction, shares on the other manuals: mean over every "
+                      "choice of that manual (right share: median choice, worst choice)",
+                  f"{'set':16} {'examples':>8}  {'category':>38}  {'model':>38}"]
+        for name, t in taught.items():
+            def both(part: str, t: dict[str, Any] = t) -> str:
+                got = t.get(part)
+                return "-" if got is None else (f"{cell(got['mean'])} ({got['median']['right']:.2f}, "
+                                                f"{got['worst']['right']:.2f})")
+            lines.append(f"{name:16} {t['examples']:>8}  {both('category'):>38}  {both('model'):>38}")
     return "\n".join(lines)
 
 
@@ -116,11 +171,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sets", default=",".join(SETS), type=lambda v: [s for s in v.split(",") if s])
     parser.add_argument("--backend", default="extract", choices=("extract", "rule"))
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--one-example", action="store_true",
+                        help="also give each manual's gold tag in turn as the only correction and measure the others")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.sets) - set(SETS))
     if unknown:
         parser.error(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(SETS)}")
-    report = study(args.sets, args.backend, say=lambda line: print(line, file=sys.stderr))
+    report = study(args.sets, args.backend, say=lambda line: print(line, file=sys.stderr), examples=args.one_example)
     print(text(report))
     write_study(args.json, report)
 

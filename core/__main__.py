@@ -1,6 +1,6 @@
 """Command line: `python -m core bench ...`, `python -m core table REPORT.json`, `python -m core export ...`,
 `python -m core questions ...` (a generated qa-spans set), `python -m core report REPORT.json` (a self-contained
-HTML file) and `python -m core chunkers`.
+HTML file), `python -m core chunkers` and `python -m core warm` (the sample set's vectors, once per machine).
 
 Every expected failure (bad folder, bad file, unknown chunker, unreachable server) ends with one line on
 stderr and exit status 2; progress goes to stderr so stdout holds only the results table.
@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only these documents and the questions about them")
     bench.add_argument("--gold-cnm", type=Path, metavar="FILE",
                        help="gold CNM tags per document (e.g. docs/gold/emanual_galaxy.json), to score CHOP's tags")
+    bench.add_argument("--cnm-examples", type=Path, metavar="FILE",
+                       help="hand-corrected CNM tags of some manuals ({doc_id: {\"category\": ..., \"model\": ...}}): "
+                            "chop carries them to the other manuals, and tags are scored on those others only")
     bench.add_argument("--out", type=Path, help="write the JSON report here")
     _service_flags(bench)
     bench.add_argument("--chroma", metavar="HOST:PORT", help="use a Chroma server instead of the embedded store")
@@ -133,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, required=True, help="FILE.jsonl or FILE.csv")
     _service_flags(export)
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
+    warm = sub.add_parser("warm", help="compute the sample set's vectors once for every workspace on this machine "
+                                       "(the set-up runs it: the guided demo then embeds nothing)")
+    warm.add_argument("--force", action="store_true", help="rebuild the machine's vectors even if they exist")
     questions = sub.add_parser("questions", help="generate questions with verified evidence spans for any documents "
                                                  "(a qa-spans v1 set)")
     questions.add_argument("--data", nargs="+", required=True, type=Path, metavar="DIR|FILE",
@@ -230,13 +236,22 @@ def _services(settings, needs: set[str]):
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from core.evaluation.bench import BenchOptions, bench_dataset, format_table
-    from core.ingest.datasets import attach_gold, first_documents, load_dataset, select_documents
+    from core.ingest.datasets import (
+        attach_gold,
+        first_documents,
+        load_dataset,
+        read_cnm_examples,
+        select_documents,
+        without_gold,
+    )
     from core.services import needs_of
 
     settings = settings_from_flags(args)  # bad flags fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.gold_cnm:
         datasets = [attach_gold(d, args.gold_cnm) for d in datasets]
+    examples = [read_cnm_examples(d, args.cnm_examples) if args.cnm_examples else None for d in datasets]
+    datasets = [without_gold(d, set(e)) if e else d for d, e in zip(datasets, examples)]
     if args.doc_ids:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
     if args.max_docs:
@@ -247,11 +262,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     services = _services(settings, needs | ({"chat"} if args.answers > 0 else set()))
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
-    for ds in datasets:
+    for ds, taught in zip(datasets, examples):
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
         options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
-                               args.answers, args.answer_k)
+                               args.answers, args.answer_k, cnm_examples=taught)
         report = bench_dataset(ds, args.chunkers, options, services, progress)
         reports.append(report)
         print(format_table(report))
@@ -389,6 +404,53 @@ def cmd_chunkers() -> int:
     return 0
 
 
+def cmd_warm(args: argparse.Namespace) -> int:
+    """The sample set's vectors under the default settings, computed once in a scratch workspace and written where
+    every workspace on the machine reads them (`machine_vectors_path`): the guided demo (the seven manuals joined,
+    every default chunker, its questions, the reranker's sentences) and the default chunkers on the separate
+    manuals. A new workspace, a shared server's new visitor included, then embeds none of them again."""
+    import tempfile
+    import time
+
+    from core.ingest.datasets import load_dataset
+    from core.services import build_services
+    from core.settings import Settings
+    from core.store.embedders import MACHINE_VECTORS_ENV, machine_vectors_path, publish_machine_vectors
+    from core.store.embeddings import BUNDLED_MINILM_FP32
+    from core.store.onnx_embedder import OnnxMiniLMEmbedder
+    from core.workbench import DEFAULT_SPECS, guided_demo, make_corpus, run_chunkers, sample_folder
+
+    started = time.perf_counter()
+    defaults = Settings()
+    if defaults.embedder == BUNDLED_MINILM_FP32:  # the usual case, answered without loading the model
+        target = machine_vectors_path(OnnxMiniLMEmbedder.key_for("fp32", defaults.long_text))
+        if target.exists() and not args.force:
+            print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
+            return 0
+    with tempfile.TemporaryDirectory(prefix="chunklens-warm-") as scratch:
+        before = os.environ.get(MACHINE_VECTORS_ENV)
+        os.environ[MACHINE_VECTORS_ENV] = "off"  # compute every vector afresh, whatever an older file holds
+        try:
+            services = build_services(Settings(workspace=scratch))
+            target = machine_vectors_path(services.embedder.key)
+            if target.exists() and not args.force:
+                print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
+                return 0
+            guided_demo(services, services.settings.retrieval_settings())
+            dataset = load_dataset(sample_folder())
+            run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), DEFAULT_SPECS)
+            computed = services.embedder.stats.computed
+            source = services.workspace.cache / "embeddings.sqlite"
+        finally:
+            if before is None:
+                os.environ.pop(MACHINE_VECTORS_ENV, None)
+            else:
+                os.environ[MACHINE_VECTORS_ENV] = before
+        publish_machine_vectors(source, services.embedder.key)
+    print(f"{computed:,} sample-set vectors in {target} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -402,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_questions(args)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "warm":
+            return cmd_warm(args)
         return cmd_chunkers()
     except ChunkLensError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 # words that make another model of the same line: "S10 Lite" is not an "S10", "S20 Ultra 5G" not an "S20"
-VARIANT_WORDS = ("lite", "plus", "ultra", "pro", "max", "mini", "active", "edge", "fe", "neo", "5g", "duos", "xl")
+VARIANT_WORDS = ("lite", "plus", "ultra", "pro", "max", "mini", "nano", "micro", "active", "edge", "fe", "neo", "5g",
+                 "duos", "xl")
 
 
 def normalise_model(model: str | None) -> str:

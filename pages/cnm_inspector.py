@@ -13,6 +13,7 @@ from components import confirm, state
 from components.html import md_escape
 from core.errors import ChunkLensError
 from core.methods.chop.edits import CnmEdit, EditLog, edits_from_rows, export_tags, inspector_rows
+from core.methods.chop.family import hand_examples, propose
 from core.pipeline import run_key
 from core.uploads import limit_mb, read_upload
 from core.workbench import (
@@ -97,6 +98,27 @@ if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
         show_effect(new_result, changed, edits)
     except ChunkLensError as exc:
         st.error(md_escape(str(exc)))  # it may quote a chunk id from an imported edit
+
+examples = hand_examples(chunks, corpus.documents)
+if examples:
+    family_edits, changes = propose(chunks, corpus.documents, examples)
+    named = ", ".join(sorted(examples))
+    with st.expander(f"Carry your correction of {md_escape(named)} to the other manuals", expanded=True):
+        st.caption("Near-duplicate manuals share their product type and differ by model: the category you typed "
+                   "goes to every manual whose title states no other type, and the model is read from each title "
+                   "where your correction sat in yours. Nothing changes until you apply it.")
+        if not changes:
+            st.info("Your correction changes no other manual's tag.")
+        else:
+            st.dataframe(pd.DataFrame([{"manual": c.doc_id, "part": c.part, "now": c.before or "(unknown)",
+                                        "proposed": c.after, "why": c.why} for c in changes]),
+                         hide_index=True, width="stretch")
+            if st.button(f"Apply to {len(family_edits)} run(s)", key=f"family-{spec}"):
+                try:
+                    new_result, changed = apply_cnm_edits(services, corpus, current, family_edits)
+                    show_effect(new_result, changed, family_edits)
+                except ChunkLensError as exc:
+                    st.error(md_escape(str(exc)))
 
 c1, c2 = st.columns(2)
 c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=1), f"{spec}-tags.json",

@@ -4,9 +4,11 @@ mode, and the first page render in chromium.
 With --memory instead: the real app's peak memory with the local SmolLM2 loaded (see `app_memory`).
 
 Each cold figure is printed beside its embedding floor: the seconds the run's embedder needs, in the same process,
-to embed once the distinct texts that the cold run embedded (what no amount of reuse can save).
+to embed once the distinct texts that the cold run embedded (what no amount of reuse can save). A cold workspace
+on a set-up machine copies the sample set's vectors from the machine's file (`python -m core warm`);
+--no-machine-vectors times a machine without it.
 
-Usage: .venv/bin/python scripts/bench_app.py [--no-browser] [--demo-only] [--embedder SPEC]
+Usage: .venv/bin/python scripts/bench_app.py [--no-browser] [--demo-only] [--embedder SPEC] [--no-machine-vectors]
        .venv/bin/python scripts/bench_app.py --pdf FILE   (one uploaded document through the default chunkers)
        .venv/bin/python scripts/bench_app.py --memory [--memory-specs SPECS] [--scorer-dtype D] [--memory-doc FILE]
 """
@@ -104,7 +106,7 @@ def floor(recorder: TextRecorder) -> tuple[float, int]:
 
 def print_floor(label: str, seconds: float, recorder: TextRecorder) -> None:
     took, n = floor(recorder)
-    ratio = f"{seconds / took:.2f}x the floor" if took > 0 else "no text embedded"
+    ratio = f"{seconds / took:.2f}x the floor" if n else "no text embedded"
     print(f"  embedding floor of the {label} run: {took:.1f} s for its {n:,} distinct embedded texts, once "
           f"(the run took {seconds:.1f} s: {ratio})", flush=True)
 
@@ -123,14 +125,15 @@ def demo_timing(workspace: Path, embedder: str | None = None) -> None:
     print(f"services ({services.embedder.describe()}) ready in {time.perf_counter() - t0:.1f} s")
     recorder = recording(services)
     for label, target in (("cold", DEMO_COLD_S), ("cached", DEMO_CACHED_S)):
-        computed = services.embedder.stats.computed
+        computed, copied = services.embedder.stats.computed, services.embedder.stats.copied
         summary = guided_demo(services, services.settings.retrieval_settings())
         verdict = "met" if summary.seconds < target else "MISSED"
         per = ", ".join(f"{s} {r.seconds:.1f}" for s, r in summary.results.items())
         print(f"guided demo (sample set joined, {len(summary.results)} chunkers, "
               f"{summary.report['n_questions']} questions), {label}: {summary.seconds:.1f} s "
               f"(target under {target:g} s: {verdict}), {services.embedder.stats.computed - computed:,} texts "
-              f"embedded  [{per}]", flush=True)
+              f"embedded, {services.embedder.stats.copied - copied:,} copied from the machine's vectors  [{per}]",
+              flush=True)
         if label == "cold":
             print_floor("cold demo", summary.seconds, recorder)
     print_summary(summary.report)
@@ -301,7 +304,13 @@ def main() -> None:
     parser.add_argument("--scorer-dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--memory-doc", type=Path, default=None,
                         help="upload this one document instead of loading the sample set (quicker)")
+    parser.add_argument("--no-machine-vectors", action="store_true",
+                        help="ignore the sample vectors `python -m core warm` computed: time a machine without them")
     args = parser.parse_args()
+    if args.no_machine_vectors:
+        from core.store.embedders import MACHINE_VECTORS_ENV
+
+        os.environ[MACHINE_VECTORS_ENV] = "off"
     with tempfile.TemporaryDirectory() as tmp:
         if args.pdf:
             document_timing(Path(tmp) / "doc", args.pdf)

@@ -77,3 +77,7 @@ if [ "$TEST" = 1 ] && [ -f requirements-server.txt ]; then
   install_once requirements-server.txt --find-links .venv/wheels --only-binary llama-cpp-python
 fi
 wait_for "$CHROMIUM_PID" "installing chromium" .venv/setup-logs/chromium.log
+
+# The sample set's vectors, computed once per machine (about 1.5 minutes on 2 cores; nothing when they exist):
+# every new workspace, a shared server's visitors included, copies them, so the guided demo embeds nothing.
+HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false .venv/bin/python -m core warm

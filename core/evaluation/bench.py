@@ -53,6 +53,9 @@ class BenchOptions:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)  # one mode for every chunker
     answers: int = 0  # generate answers (with the chat service) for the first N questions and score them; 0: off
     answer_k: int = 3  # from each chunker's top this many chunks
+    #: hand corrections of some manuals' tags ({doc_id: {"category", "model"}}), carried to the whole library by
+    #: every chunker that can learn from them (`taught`: CHOP) before its chunks are indexed; None: none
+    cnm_examples: Mapping[str, Mapping[str, str]] | None = None
 
 
 def _llm_totals(llm: Any) -> tuple[int, int, int]:
@@ -85,6 +88,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
                 indexed.lexical_from(lexical)
         else:
             run = chunk_documents(data.documents, chunker, services.workspace.chunk_runs, progress)
+            if options.cnm_examples and (taught := getattr(chunker, "taught", None)) is not None:
+                run = taught(run, data.documents, options.cnm_examples)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
         memo_key = _memo_key(services, options, data.questions, queries, indexed, [spec, chunker.spec])
         t0 = time.perf_counter()
@@ -120,6 +125,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         "store": store.settings.describe(),
         "retrieval": options.retrieval.describe(),
         "results": results,
+        **({"cnm_examples": sorted(options.cnm_examples)} if options.cnm_examples else {}),
         "qids": [q.qid for q in data.questions],
         "pairs": [pair.to_json() for pair in pairs],
     }

@@ -214,6 +214,32 @@ def attach_gold(dataset: QADataset, path: str | Path) -> QADataset:
     return replace(dataset, documents=docs)
 
 
+def read_cnm_examples(dataset: QADataset, path: str | Path) -> dict[str, dict[str, str]]:
+    """Hand corrections of some manuals' CNM tags from a file `{doc_id: {"category": ..., "model": ...}}` (either
+    part may be left out), checked against the dataset's manuals (its documents, or the sources of a stream)."""
+    source = Path(path)
+    try:
+        data = loads_checked(source.read_bytes())
+        assert isinstance(data, dict) and data
+        examples = {str(k): {p: str(v[p]).strip() for p in ("category", "model") if isinstance(v.get(p), str)
+                             and v[p].strip()} for k, v in data.items() if isinstance(v, dict)}
+        assert len(examples) == len(data) and all(examples.values())
+    except (OSError, ValueError, AssertionError, AttributeError) as exc:
+        raise DatasetError(f"{source}: not a CNM examples file (want {{doc_id: {{\"category\": ..., \"model\": "
+                           "...}}}}, at least one part each)") from exc
+    known = {d.doc_id for d in dataset.documents}
+    unknown = sorted(set(examples) - known)
+    if unknown:
+        raise DatasetError(f"{source}: no document {', '.join(repr(u) for u in unknown[:5])} in {dataset.name}")
+    return examples
+
+
+def without_gold(dataset: QADataset, doc_ids: set[str]) -> QADataset:
+    """The dataset with the gold tags of `doc_ids` removed: tags scored on the other documents only (the ones a
+    correction of `doc_ids` has to carry to)."""
+    return replace(dataset, documents=[replace(d, cnm=None) if d.doc_id in doc_ids else d for d in dataset.documents])
+
+
 def corpus_jsonl(documents: list[Document]) -> bytes:
     """`documents` as the lines of a qa-spans v1 corpus.jsonl (doc_id, title, text, and gold `cnm` when known)."""
     lines = []

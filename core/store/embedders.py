@@ -4,6 +4,9 @@ default MiniLM on onnxruntime, built on the interface)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from core.store.embeddings import (
     Embedder,
     EmbeddingCache,
     LongText,
+    MachineVectors,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
 )
@@ -32,7 +36,30 @@ def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "trunca
         inner = local_embedder(spec, long_text)
     if cache_dir is None:
         return inner
-    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"))
+    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"), machine=machine_vectors(inner.key))
+
+
+#: set to "off" to ignore the machine's shared vectors (to time a machine that has none, say)
+MACHINE_VECTORS_ENV = "CHUNKLENS_MACHINE_VECTORS"
+
+
+def machine_vectors_path(embedder_key: str) -> Path:
+    """Where the machine keeps the sample set's vectors under the embedder `embedder_key` (one file per embedder,
+    beside the ONNX models): `python -m core warm` writes it, every workspace reads it."""
+    digest = hashlib.sha256(embedder_key.encode()).hexdigest()[:16]
+    return default_model_folder() / f"sample-vectors-{digest}.sqlite"
+
+
+def machine_vectors(embedder_key: str) -> MachineVectors | None:
+    """The machine's shared vectors for `embedder_key`, if `python -m core warm` built them and they are not
+    switched off; None otherwise (or if the file cannot be opened: the vectors are then computed as usual)."""
+    path = machine_vectors_path(embedder_key)
+    if os.environ.get(MACHINE_VECTORS_ENV, "").lower() == "off" or not path.is_file():
+        return None
+    try:
+        return MachineVectors(path)
+    except Exception:  # noqa: BLE001 - sqlite raises several types for a file it cannot read; it is only a head start
+        return None
 
 
 _LOCAL: dict[tuple[str, str, str], Embedder] = {}
@@ -57,3 +84,21 @@ def local_embedder(spec: str, long_text: LongText = "truncate") -> Embedder:
                 held = SentenceTransformerEmbedder(spec, long_text=long_text)
             _LOCAL[key] = held
         return held
+
+
+def publish_machine_vectors(cache_file: Path, embedder_key: str) -> Path:
+    """Copy the vector cache `cache_file` to the machine's file for `embedder_key` and return its path: a consistent
+    snapshot (SQLite's backup, whatever the cache's write-ahead log holds), without a log of its own since readers
+    open it read-only, renamed into place so a reader never sees half a file."""
+    target = machine_vectors_path(embedder_key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    reader, writer = sqlite3.connect(str(cache_file)), sqlite3.connect(str(part))
+    try:
+        reader.backup(writer)
+        writer.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        writer.close()
+        reader.close()
+    os.replace(part, target)
+    return target

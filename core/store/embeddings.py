@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -308,17 +309,47 @@ class EmbeddingCache:
 class EmbedStats:
     texts: int = 0
     computed: int = 0
+    copied: int = 0  # from the machine's shared vectors (MachineVectors), not computed
+
+
+class MachineVectors:
+    """A read-only vector file shared by every workspace on a machine (`core.store.machine_vectors` builds it from
+    the sample set once, at set-up). Keyed as `EmbeddingCache` is, so a text under another embedder never matches;
+    opened read-only, so no workspace can change what another reads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """The vectors of `keys` the file holds; none at all if it cannot be read (a damaged or foreign file is
+        only a lost head start: the caller computes them)."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            try:
+                for i in range(0, len(keys), 500):
+                    part = keys[i : i + 500]
+                    query = f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})"
+                    for k, blob in self._db.execute(query, part):
+                        found[k] = np.frombuffer(blob, dtype=np.float32)
+            except sqlite3.Error:
+                return {}
+        return found
 
 
 class CachedEmbedder:
     """Wraps an embedder with an `EmbeddingCache`; counts what it really computed.
 
     Missing vectors are computed and saved `save_every` texts at a time, so a run that is killed or fails
-    half-way keeps every batch it finished and the rerun embeds only the rest."""
+    half-way keeps every batch it finished and the rerun embeds only the rest. A vector missing from the cache
+    but held by the machine's read-only `machine` file is copied into the cache, not computed (`stats.copied`)."""
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache, save_every: int = 128) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, save_every: int = 128,
+                 machine: MachineVectors | None = None) -> None:
         self.inner = inner
         self.cache = cache
+        self.machine = machine
         self.key = inner.key
         self.save_every = max(1, save_every)
         self.stats = EmbedStats()
@@ -329,6 +360,12 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         keys = [EmbeddingCache.key(self.key, t) for t in texts]
         found = self.cache.get_many(list(dict.fromkeys(keys)))
+        if self.machine is not None and len(found) < len(keys):
+            copied = self.machine.get_many(list(dict.fromkeys(k for k in keys if k not in found)))
+            if copied:
+                self.cache.put_many(copied)
+                found.update(copied)
+                self.stats.copied += len(copied)
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
         missing = [missing[i] for i in by_length(missing)]  # batches of similar length (see `by_length`)
         for start, batch in _batches(missing, self.save_every):

@@ -218,8 +218,13 @@ class OnnxMiniLMEmbedder:
         self.long_text = long_text
         self.batch_size = batch_size
         self.max_pieces = MAX_PIECES
+        self.key = self.key_for(precision, long_text)
+
+    @staticmethod
+    def key_for(precision: Precision, long_text: str) -> str:
+        """The vector-cache key of the model in `precision` reading long texts by `long_text`, without loading it."""
         spec, recipe = (BUNDLED_MINILM_INT8, RECIPE) if precision == "int8" else (BUNDLED_MINILM_FP32, FP32_RECIPE)
-        self.key = f"onnx:{spec}:{recipe}:{long_text}"
+        return f"onnx:{spec}:{recipe}:{long_text}"
 
     def describe(self) -> str:
         return f"{self.name} ({self.long_text}@{self.max_pieces} word pieces)"

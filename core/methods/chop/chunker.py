@@ -12,8 +12,10 @@ each window against the first window of the current run (sequential). Retrieval 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
@@ -24,6 +26,7 @@ from core.llm.base import LLMError
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult, cnm_backend_of
 from core.methods.chop.policy import CnmPolicy, store_metadata
 from core.model import Chunk, Chunking
+from core.pipeline import ChunkRun
 from core.store.routing import TitleRoute
 
 
@@ -87,6 +90,16 @@ class ChopChunker(Chunker):
         if self._learned is None:
             self._learned = learned(self._library)
         return self._learned
+
+    def taught(self, run: ChunkRun, documents: Sequence[Document],
+               examples: Mapping[str, Mapping[str, str]]) -> ChunkRun:
+        """`run` with hand corrections of some manuals' tags carried to the whole library (`family.teach`): a new
+        run, named apart from the untaught one so neither cache mixes them."""
+        from core.methods.chop.family import teach
+
+        chunks, _ = teach(run.chunks, documents, examples)
+        digest = hashlib.sha256(json.dumps(examples, sort_keys=True).encode()).hexdigest()[:12]
+        return replace(run, identity=f"{run.identity}:examples={digest}", chunks=chunks)
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)

@@ -24,17 +24,27 @@ from core.methods.chop.cnm import CNM
 from core.model import Chunk
 from core.storage import locked, write_atomically
 
+#: where a part of a tag typed in the inspector came from
+BY_HAND = "corrected by hand"
+
 
 @dataclass
 class CnmEdit:
     chunk_id: str
     cnm: dict[str, Any] | None = None  # new tag for the chunk's run
     continuity: bool | None = None  # new decision between this chunk and the one before
+    #: where each part of the new tag came from, when not typed by hand (a family lesson: core.methods.chop.family)
+    sources: dict[str, str] | None = None
 
 
 def edits_digest(edits: Sequence[CnmEdit]) -> str:
-    blob = json.dumps([e.__dict__ for e in edits], sort_keys=True)
+    blob = json.dumps([_plain(e) for e in edits], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _plain(edit: CnmEdit) -> dict[str, Any]:
+    """The edit as stored; an edit without sources is stored (and digested) as it was before they existed."""
+    return {k: v for k, v in edit.__dict__.items() if not (k == "sources" and v is None)}
 
 
 def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any) -> tuple[list[Chunk], int]:
@@ -59,12 +69,14 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
             if not e.continuity:
                 new_starts.add(i)
     tagged = {pos[e.chunk_id]: e.cnm for e in edits if e.cnm is not None}
+    sourced = {pos[e.chunk_id]: e.sources for e in edits if e.cnm is not None}
     starts = [i for i, c in enumerate(out) if c.meta.get("continuity") is not True]
     run_of = {}
     for n, start in enumerate(starts):
         for i in range(start, starts[n + 1] if n + 1 < len(starts) else len(out)):
             run_of[i] = start
     run_cnm = {run_of[i]: CNM.model_validate(cnm) for i, cnm in tagged.items()}
+    run_sources = {run_of[i]: sources for i, sources in sourced.items()}
     missing = [start for start in starts if start in new_starts and start not in run_cnm]
     for start, result in zip(missing, backend.extract([out[m].text for m in missing]) if missing else []):
         if result.failed:
@@ -81,6 +93,9 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
             c.meta["cnm_source"] = "inherited"
         elif start in edited_runs:
             c.meta["cnm_source"] = "edited"
+        if start in run_sources:
+            c.meta["cnm_sources"] = dict(run_sources[start] or dict.fromkeys(("category", "nouns", "model"),
+                                                                             BY_HAND))
         if c.meta.get("prefix_mode", "before") != "none":
             c.prefix = prefix_text(run_cnm[start])
     changed = sum(1 for c, old in zip(out, before) if c.embed_text != old)
@@ -230,7 +245,7 @@ class EditLog:
             saved, writable = self._load(key)
             if not writable:  # never written over: it may hold edits this session could not read
                 raise ChunkLensError(f"{path}: could not be read or kept aside; the edits were not saved")
-            data = {"spec": spec, "batches": [[e.__dict__ for e in b] for b in [*saved, list(edits)]]}
+            data = {"spec": spec, "batches": [[_plain(e) for e in b] for b in [*saved, list(edits)]]}
             write_atomically(path, json.dumps(data), durable=True)
 
     def clear(self, key: str) -> None:

@@ -1,0 +1,263 @@
+"""One correction fixes the family: what a person's fix of one manual's CNM tag teaches about the other manuals.
+
+CHOP is for many near-duplicate manuals in one store: they share a product type and differ by model. So a
+correction of one manual (an *example*: its category and / or model, given in the CNM inspector or in a
+`--cnm-examples` file) says two things about the rest of the library:
+
+- **category**: the corrected category is the family's. Every other manual takes it, except one whose own title
+  or heading states a product type that differs from what the corrected manual's title stated (a family may
+  hold a drill and a saw whose titles say so). With several examples, a manual follows the example whose title
+  shares the most words with its own title.
+- **model**: when the corrected model is a run of words of the corrected manual's title, the words around it are
+  the family's title template ("Acme | Zephyr 6 Mini | User Guide": the brand before, the kind of document
+  after). Every manual whose title has the same words before its model and ends with the same words (or with
+  words naming a kind of document) takes the words in between as its model: the family word kept or dropped,
+  the variant words kept, as the correction showed. A manual whose title does not fit the template keeps its
+  model. A corrected model that is not in its manual's title teaches nothing about the others.
+
+Nothing here knows a product word: the lessons come from the example and the titles. Every proposed change says
+where it came from (`Change.why`, and the run's `cnm_sources`), and nothing is applied until a person (or the
+command line) applies the edits `propose` returns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from core.ingest.documents import Document
+from core.methods.chop.cnm import CNM
+from core.methods.chop.edits import BY_HAND, CnmEdit, apply_edits
+from core.methods.chop.rules import VARIANT_WORDS
+from core.model import Chunk
+
+#: the parts of a tag an example may give
+PARTS = ("category", "model")
+#: words naming a kind of document: a title may end with any of them after its model (see docs/METHODS.md)
+DOCUMENT_TAIL = frozenset(("manual", "manuals", "user", "users", "user's", "guide", "handbook", "instructions",
+                           "owner's", "owners", "reference", "quick", "start", "datasheet", "documentation"))
+_WORD = re.compile(r"\S+")
+_TITLE_SOURCES = ("title", "heading")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Chunks sharing one tag within one manual: a run (from a cut to the next) or, where a run of a joined stream
+    crosses into the next manual, its part in each manual."""
+    start: int  # index of its first chunk
+    doc_id: str  # the manual: the document, or in a joined stream the source document under the chunks' midpoints
+    title: str
+    cnm: CNM
+    sources: Mapping[str, str]
+    split: bool = False  # starts inside a run: teaching it a tag of its own cuts there (a FALSE decision)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One part of one run's tag that an example changes: shown to a person before it is applied."""
+    doc_id: str
+    chunk_id: str  # the run's first chunk
+    part: str  # "category" or "model"
+    before: str
+    after: str
+    why: str
+
+
+def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[Run]:
+    """Every run of a CHOP chunk list, in order, cut also where a manual begins inside a run, each with its manual
+    (by the chunk's midpoint, as the gold tags are read) and that manual's title."""
+    docs = {d.doc_id: d for d in documents}
+    out: list[Run] = []
+    previous = None
+    for i, c in enumerate(chunks):
+        manual = manual_of(c, docs)
+        starts = c.meta.get("continuity") is not True
+        if (starts or manual != previous) and (cnm := CNM.of(c)) is not None:
+            doc = docs.get(c.doc_id)
+            seg = next((s for s in doc.segments if s.doc_id == manual), None) if doc is not None else None
+            title = seg.title if seg else (doc.title if doc else "")
+            out.append(Run(i, manual, title or "", cnm, c.meta.get("cnm_sources") or {}, split=not starts))
+        previous = manual
+
+
+    return out
+
+
+def _words(title: str) -> list[str]:
+    return _WORD.findall(title)
+
+
+def _fold(words: Sequence[str]) -> list[str]:
+    return [w.casefold().strip(",;:") for w in words]
+
+
+def _find(seq: Sequence[str], part: Sequence[str]) -> int | None:
+    n = len(part)
+    return next((i for i in range(len(seq) - n + 1) if list(seq[i:i + n]) == list(part)), None) if n else None
+
+
+@dataclass(frozen=True)
+class ModelTemplate:
+    """The title words around the corrected model: `before` exactly, then the model, then `after` (or any words
+    naming a kind of document)."""
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    source: str  # the example's manual
+    #: the corrected model itself ends with words a title's product type would be read from ("Orbit 3 Dock"):
+    #: then no title's words are read as a type
+    typed_tail: bool = False
+
+    @classmethod
+    def learn(cls, title: str, model: str, source: str) -> ModelTemplate | None:
+        folded = _fold(_words(title))
+        at = _find(folded, _fold(_words(model)))
+        if at is None:
+            return None
+        end = at + len(_words(model))
+        named = _words(model)
+        typed_tail = len(named) > 1 and _type_word(named[-1]) and any(_digit(w) for w in named[:-1])
+        return cls(tuple(folded[:at]), tuple(folded[end:]), source, typed_tail)
+
+    def _end(self, folded: Sequence[str]) -> int:
+        """Where the model of a title ends: where the longest leading part of `after` begins (at least one word
+        past `before`), else before the words naming a kind of document and the dashes at the title's end."""
+        start = len(self.before) + 1
+        for n in range(len(self.after), 0, -1):
+            at = _find(folded[start:], self.after[:n])
+            if at is not None:
+                return start + at
+        end = len(folded)
+        while end > start and (folded[end - 1] in DOCUMENT_TAIL or not any(ch.isalnum() for ch in folded[end - 1])):
+            end -= 1
+        return end
+
+    def model_in(self, title: str) -> str | None:
+        """The model `title` names by this template (its product type taken off: `read`)."""
+        return self.read(title)[0]
+
+    def read(self, title: str) -> tuple[str | None, str | None]:
+        """The model and the product type `title` names by this template: the words between the template's
+        `before` and `after`, of which capitalised words after the last word with a digit that are no variant
+        words ("C2 | Battery Charger") are the type, when the corrected model itself ended with no such words."""
+        words, folded = _words(title), _fold(_words(title))
+        if tuple(folded[:len(self.before)]) != self.before:
+            return None, None
+        end = self._end(folded)
+        middle = [w.strip(" -–—:|") for w in words[len(self.before):end]]
+        middle = [w for w in middle if w]
+        typed: list[str] = []
+        if not self.typed_tail:
+            while len(middle) > 1 and _type_word(middle[-1]) and any(_digit(w) for w in middle[:-1]):
+                typed.insert(0, middle.pop())
+        return (" ".join(middle) or None), (" ".join(typed) or None)
+
+
+def _digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+def _type_word(word: str) -> bool:
+    return word[:1].isupper() and word.replace("-", "").isalpha() and word.casefold() not in VARIANT_WORDS
+
+
+def _overlap(a: str, b: str) -> int:
+    return len(set(_fold(_words(a))) & set(_fold(_words(b))))
+
+
+def _title_category(run: Run) -> str | None:
+    return run.cnm.category if run.sources.get("category") in _TITLE_SOURCES else None
+
+
+def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
+            examples: Mapping[str, Mapping[str, str | None]]) -> tuple[list[CnmEdit], list[Change]]:
+    """The edits that carry `examples` ({manual id: {"category": ..., "model": ...}}, either part may be absent)
+    to every run of the library, and the changes they make, part by part. The example manuals' own runs take
+    the example as it is; the others follow the lessons in the module's docstring. Raises KeyError for an
+    example naming no manual of the run."""
+    runs = runs_of(chunks, documents)
+    titles = {r.doc_id: r.title for r in runs}
+    missing = sorted(set(examples) - set(titles))
+    if missing:
+        raise KeyError(f"no manual {', '.join(missing)} in this run")
+    first = {r.doc_id: r for r in reversed(runs)}  # each manual's first run: what its title said
+    categories = [(d, ex["category"]) for d, ex in examples.items() if ex.get("category")]
+    templates = [t for d, ex in examples.items() if ex.get("model")
+                 and (t := ModelTemplate.learn(titles[d], str(ex["model"]), d)) is not None]
+    edits: list[CnmEdit] = []
+    changes: list[Change] = []
+    for run in runs:
+        new = {"category": run.cnm.category, "model": run.cnm.model}
+        why: dict[str, str] = {}
+        own = examples.get(run.doc_id)
+        for part in PARTS:
+            if own is not None and own.get(part):
+                new[part], why[part] = str(own[part]), BY_HAND
+        nearest = max(templates, key=lambda t: _overlap(titles[t.source], run.title), default=None)
+        model, typed = nearest.read(run.title) if nearest is not None else (None, None)
+        if own is None or not own.get("category"):
+            _family_category(run, first, categories, titles, typed, new, why)
+        if (own is None or not own.get("model")) and nearest is not None and model:
+            new["model"], why["model"] = model, f"family: the title template of {nearest.source}'s correction"
+        changed = [p for p in PARTS if new[p] != getattr(run.cnm, p)]
+        if not changed:
+            continue
+        chunk_id = chunks[run.start].chunk_id
+        for part in changed:
+            changes.append(Change(run.doc_id, chunk_id, part, getattr(run.cnm, part) or "", new[part] or "", why[part]))
+        sources = {**run.sources, **{p: why[p] for p in changed}}
+        cnm = run.cnm.model_copy(update={"category": new["category"], "model": new["model"],
+                                         "confidence": max(run.cnm.confidence, 0.8)})
+        edits.append(CnmEdit(chunk_id, cnm=cnm.model_dump(), continuity=False if run.split else None,
+                             sources=sources))
+    return edits, changes
+
+
+def _family_category(run: Run, first: Mapping[str, Run], categories: Sequence[tuple[str, str | None]],
+                     titles: Mapping[str, str], typed: str | None, new: dict[str, str | None],
+                     why: dict[str, str]) -> None:
+    """The family's category for `run`, from the example whose title is nearest its own, unless the run's manual
+    states a product type of its own in its title that the example's manual did not: `typed`, read from the title
+    by the model template, or the category the backend read from the manual's title or heading."""
+    if not categories:
+        return
+    source, category = max(categories, key=lambda c: _overlap(titles[c[0]], run.title))
+    stated, example_stated = typed or _title_category(first[run.doc_id]), _title_category(first[source])
+    if stated and stated.casefold() != (example_stated or "").casefold():
+        if typed and run.cnm.category != typed:
+            new["category"], why["category"] = typed, "its own title (the family's title template)"
+        return
+    new["category"], why["category"] = category, f"family: {source}'s correction"
+
+
+def teach(chunks: Sequence[Chunk], documents: Sequence[Document],
+          examples: Mapping[str, Mapping[str, str | None]]) -> tuple[list[Chunk], list[Change]]:
+    """New chunks with `examples` carried to the whole library (`propose`, then applied), and the changes made."""
+    edits, changes = propose(chunks, documents, examples)
+    taught, _ = apply_edits(chunks, edits, backend=None)  # no decision flips: the backend is never asked
+    return taught, changes
+
+
+def manual_of(chunk: Chunk, documents: Mapping[str, Document]) -> str:
+    """The manual a chunk belongs to: its document, or in a stream the source document under its midpoint (as the
+    gold tags are read: `core.methods.chop.accuracy.gold_of`)."""
+    doc = documents.get(chunk.doc_id)
+    seg = doc.segment_at((chunk.start + chunk.end) // 2) if doc is not None else None
+    return seg.doc_id if seg else chunk.doc_id
+
+
+def hand_examples(chunks: Sequence[Chunk], documents: Sequence[Document]) -> dict[str, dict[str, str]]:
+    """The corrections a person typed in the inspector, as examples: for each manual with a run whose category or
+    model was corrected by hand, the first such run's parts that were."""
+    docs = {d.doc_id: d for d in documents}
+    out: dict[str, dict[str, str]] = {}
+    for c in chunks:
+        sources = c.meta.get("cnm_sources") or {}
+        cnm = CNM.of(c)
+        manual = manual_of(c, docs)
+        if cnm is None or manual in out:
+            continue
+        parts = {p: v for p in PARTS if sources.get(p) == BY_HAND and (v := getattr(cnm, p))}
+        if parts:
+            out[manual] = parts
+    return out

@@ -1,0 +1,64 @@
+"""The machine's shared sample vectors (`python -m core warm`): a new workspace copies what the file holds instead
+of computing it, computes the rest, and never depends on the file being there, readable or switched on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import core.store.embedders as embedders
+import core.workbench as workbench
+from core.__main__ import main
+from core.store.embeddings import CachedEmbedder, EmbeddingCache, MachineVectors
+
+
+@pytest.fixture()
+def machine_file(tmp_path, monkeypatch):
+    """Point the machine's vector file at tmp_path, as if CHUNKLENS_MODEL_CACHE named it."""
+    path = tmp_path / "machine" / "sample-vectors.sqlite"
+    monkeypatch.setattr(embedders, "machine_vectors_path", lambda key: path)
+    monkeypatch.delenv(embedders.MACHINE_VECTORS_ENV, raising=False)
+    return path
+
+
+def test_a_new_cache_copies_what_the_machine_holds_and_computes_the_rest(minilm, tmp_path, machine_file):
+    first = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "warm.sqlite"))
+    alpha, beta = first.embed(["alpha", "beta"])
+    assert embedders.publish_machine_vectors(tmp_path / "warm.sqlite", minilm.key) == machine_file
+
+    machine = embedders.machine_vectors(minilm.key)
+    fresh = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "ws.sqlite"), machine=machine)
+    got = fresh.embed(["beta", "gamma", "alpha"])
+    assert (fresh.stats.computed, fresh.stats.copied) == (1, 2)
+    assert np.array_equal(got[0], beta) and np.array_equal(got[2], alpha)
+    # the copies are the workspace's own now: without the machine's file nothing is computed again
+    alone = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "ws.sqlite"))
+    alone.embed(["alpha", "beta", "gamma"])
+    assert alone.stats.computed == 0
+
+
+def test_a_missing_damaged_or_switched_off_machine_file_is_only_a_lost_head_start(minilm, tmp_path, machine_file,
+                                                                                    monkeypatch):
+    assert embedders.machine_vectors(minilm.key) is None  # not built yet
+    machine_file.parent.mkdir(parents=True)
+    machine_file.write_bytes(b"not a database" * 100)
+    damaged = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "a.sqlite"), machine=MachineVectors(machine_file))
+    assert damaged.embed(["alpha"]).shape == (1, 384) and damaged.stats.computed == 1
+    monkeypatch.setenv(embedders.MACHINE_VECTORS_ENV, "off")
+    assert embedders.machine_vectors(minilm.key) is None
+
+
+@pytest.mark.slow
+def test_warm_then_a_fresh_workspace_runs_the_demo_without_embedding(tmp_path, machine_file, monkeypatch):
+    """`python -m core warm` on a smaller set of chunkers (the command is the same for the eight defaults): a new
+    workspace's guided demo then copies every vector it needs and computes none."""
+    from core.services import build_services
+    from core.settings import Settings
+
+    monkeypatch.setattr(workbench, "DEFAULT_SPECS", ["paragraph"])
+    assert main(["warm"]) == 0 and machine_file.is_file()
+    services = build_services(Settings(workspace=str(tmp_path / "visitor")))
+    summary = workbench.guided_demo(services, services.settings.retrieval_settings())
+    assert summary.results["paragraph"].ok
+    assert services.embedder.stats.computed == 0 and services.embedder.stats.copied > 0
+    assert main(["warm"]) == 0  # a second warm finds the file and leaves it
