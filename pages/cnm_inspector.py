@@ -58,8 +58,12 @@ if accuracy is not None:
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{v:.0%}"
 
-    st.markdown(f"**Tags against the gold tags** ({accuracy.chunks} chunks): category {pct(accuracy.category_accuracy)}"
-                f" · model {pct(accuracy.model_accuracy)} · empty {pct(accuracy.empty_rate)}")
+    def shares(part: str) -> str:
+        got = getattr(accuracy, part)
+        return "-" if got is None else f"{pct(got.right)} right, {pct(got.wrong)} wrong, {pct(got.unknown)} unknown"
+
+    st.markdown(f"**Tags against the gold tags** ({accuracy.chunks} chunks): category {shares('category')}"
+                f" · model {shares('model')} · empty {pct(accuracy.empty_rate)}")
 golds = gold_tags(corpus, chunks)
 rows = inspector_rows(chunks, golds)
 frame = pd.DataFrame(rows)
