@@ -70,7 +70,9 @@ frame = pd.DataFrame(rows)
 st.caption("Edit category, nouns or model (the whole run of continuing chunks takes the tag), or tick / untick "
            "'continues' to flip a decision. Then apply.")
 changed_frame = st.data_editor(
-    frame, hide_index=True, width="stretch", key=f"editor-{spec}",
+    # keyed by the run as edited so far: after an apply the table starts afresh from the new tags, with no typed
+    # edit left over in the widget to be sent again (and no rerun that could swallow the next click)
+    frame, hide_index=True, width="stretch", key=f"editor-{spec}-{run_key(corpus.documents, current.run.identity)}",
     disabled=["chunk", "start", "source", "tag from", "gold model", "reason", "text"],
     column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document"),
                    "tag from": st.column_config.TextColumn("tag from", help="where each part of the tag came from: "
@@ -103,27 +105,6 @@ if st.button(f"Apply {len(edits)} edit(s)", type="primary", disabled=not edits):
     except ChunkLensError as exc:
         st.error(md_escape(str(exc)))  # it may quote a chunk id from an imported edit
 
-examples = hand_examples(chunks, corpus.documents)
-if examples:
-    family_edits, changes = propose(chunks, corpus.documents, examples)
-    named = ", ".join(sorted(examples))
-    with st.expander(f"Carry your correction of {md_escape(named)} to the other manuals", expanded=True):
-        st.caption("Near-duplicate manuals share their product type and differ by model: the category you typed "
-                   "goes to every manual whose title states no other type, and the model is read from each title "
-                   "where your correction sat in yours. Nothing changes until you apply it.")
-        if not changes:
-            st.info("Your correction changes no other manual's tag.")
-        else:
-            st.dataframe(pd.DataFrame([{"manual": c.doc_id, "part": c.part, "now": c.before or "(unknown)",
-                                        "proposed": c.after, "why": c.why} for c in changes]),
-                         hide_index=True, width="stretch")
-            if st.button(f"Apply to {len(family_edits)} run(s)", key=f"family-{spec}"):
-                try:
-                    new_result, changed = apply_cnm_edits(services, corpus, current, family_edits)
-                    show_effect(new_result, changed, family_edits)
-                except ChunkLensError as exc:
-                    st.error(md_escape(str(exc)))
-
 c1, c2 = st.columns(2)
 c1.download_button("Export tags (JSON)", json.dumps(export_tags(chunks), indent=1), f"{spec}-tags.json",
                    "application/json")
@@ -137,6 +118,34 @@ if uploaded is not None and c2.button("Apply imported tags"):
         show_effect(new_result, changed, imported)
     except ChunkLensError as exc:
         st.error(f"Tags not imported: {md_escape(str(exc))}")  # it quotes the file's name and content
+def family_panel(latest) -> None:
+    """The proposal that carries the hand corrections in `latest` (this run as edited so far) to the other manuals,
+    shown before anything changes, with a button that applies it."""
+    chunks = latest.run.chunks
+    examples = hand_examples(chunks, corpus.documents)
+    if not examples:
+        return
+    family_edits, changes = propose(chunks, corpus.documents, examples)
+    named = ", ".join(sorted(examples))
+    with st.expander(f"Carry your correction of {md_escape(named)} to the other manuals", expanded=True):
+        st.caption("Near-duplicate manuals share their product type and differ by model: the category you typed "
+                   "goes to every manual whose title states no other type, and the model is read from each title "
+                   "where your correction sat in yours. Nothing changes until you apply it.")
+        if not changes:
+            st.info("Your correction changes no other manual's tag.")
+            return
+        st.dataframe(pd.DataFrame([{"manual": c.doc_id, "part": c.part, "now": c.before or "(unknown)",
+                                    "proposed": c.after, "why": c.why} for c in changes]),
+                     hide_index=True, width="stretch")
+        if st.button(f"Apply to {len(family_edits)} run(s)", key=f"family-{spec}"):
+            try:
+                new_result, changed = apply_cnm_edits(services, corpus, latest, family_edits)
+                show_effect(new_result, changed, family_edits)
+            except ChunkLensError as exc:
+                st.error(md_escape(str(exc)))
+
+
+family_panel(st.session_state.get("edited", {}).get(key) or current)
 if edited and confirm.confirmed("Discard edits", f"discard:{key}", "Discard every saved tag edit of this run? "
                                 "The chunks go back to the tags the backend gave; this cannot be undone.",
                                 "Yes, discard the edits"):
