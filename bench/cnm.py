@@ -1,7 +1,7 @@
 """How right, wrong and unknown CHOP's CNM tags are on every set with gold tags, without embedding anything.
 
     python -m bench.cnm [--sets sample,sample_joined,eurorack,eurorack_joined,galaxy,galaxy_joined,debian]
-                        [--backend extract|rule] [--json OUT]
+                        [--backend extract|rule] [--one-example] [--examples ID[,ID]] [--json OUT]
 
 Each set is cut by `chop` with the chosen CNM backend (`extract` by default, the app's default), and every chunk's
 category and model are compared with its document's gold tag by `core.methods.chop.accuracy` (the same code a
@@ -68,7 +68,8 @@ def _backend(name: str) -> Any:
     return ExtractCnm()
 
 
-def measure(documents: Sequence[Any], backend: str, alone: bool = False, examples: bool = False) -> dict[str, Any]:
+def measure(documents: Sequence[Any], backend: str, alone: bool = False, examples: bool = False,
+            given: Sequence[str] = ()) -> dict[str, Any]:
     """Right / wrong / unknown shares of one set; `alone` cuts each document as its own library (an upload).
     `examples`: also the shares on the other manuals after one manual's gold tag is given as a correction
     (`core.methods.chop.family`), over every choice of that manual: their mean and their worst."""
@@ -84,6 +85,23 @@ def measure(documents: Sequence[Any], backend: str, alone: bool = False, example
                            "seconds": round(time.perf_counter() - t0, 2)}
     if examples and not alone:
         out["one_example"] = one_example(chunks, documents)
+    golds = _golds(documents)
+    if given and not alone and set(given) <= set(golds):
+        out["given_examples"] = with_examples(chunks, documents, {m: golds[m] for m in given})
+    return out
+
+
+def with_examples(chunks: Sequence[Any], documents: Sequence[Any],
+                  examples: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The shares on the manuals not in `examples` after they are given as corrections, in the order given and
+    in the reverse order (the two must agree)."""
+    from core.methods.chop.family import manual_of, teach
+
+    docs = {d.doc_id: d for d in documents}
+    out: dict[str, Any] = {"examples": list(examples)}
+    for label, order in (("given_order", examples), ("reversed_order", dict(reversed(list(examples.items()))))):
+        taught, _ = teach(chunks, documents, order)
+        out[label] = _shares([c for c in taught if manual_of(c, docs) not in examples], documents)
     return out
 
 
@@ -132,14 +150,14 @@ def one_example(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, An
 
 
 def study(sets: Sequence[str], backend: str, say: Callable[[str], None] = print,
-          examples: bool = False) -> dict[str, Any]:
+          examples: bool = False, given: Sequence[str] = ()) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name in sets:
         documents = _dataset(name)
         if documents is None:
             say(f"{name}: no data, skipped")
             continue
-        results[name] = measure(documents, backend, alone=name == "debian", examples=examples)
+        results[name] = measure(documents, backend, alone=name == "debian", examples=examples, given=given)
     return {"backend": backend, "results": results}
 
 
@@ -163,6 +181,12 @@ def text(report: dict[str, Any]) -> str:
                 return "-" if got is None else (f"{cell(got['mean'])} ({got['median']['right']:.2f}, "
                                                 f"{got['worst']['right']:.2f})")
             lines.append(f"{name:16} {t['examples']:>8}  {both('category'):>38}  {both('model'):>38}")
+    for name, r in report["results"].items():
+        if r.get("given_examples"):
+            g = r["given_examples"]
+            given, reverse = g["given_order"], g["reversed_order"]
+            lines.append(f"{name}: corrections of {', '.join(g['examples'])}: category {cell(given['category'])} "
+                         f"(reversed order {cell(reverse['category'])}), model {cell(given['model'])}")
     return "\n".join(lines)
 
 
@@ -173,11 +197,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--one-example", action="store_true",
                         help="also give each manual's gold tag in turn as the only correction and measure the others")
+    parser.add_argument("--examples", default="", type=lambda v: [x for x in v.split(",") if x], metavar="ID[,ID]",
+                        help="also give these manuals' gold tags as corrections, in a set that holds them all")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.sets) - set(SETS))
     if unknown:
         parser.error(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(SETS)}")
-    report = study(args.sets, args.backend, say=lambda line: print(line, file=sys.stderr), examples=args.one_example)
+    report = study(args.sets, args.backend, say=lambda line: print(line, file=sys.stderr), examples=args.one_example,
+                   given=args.examples)
     print(text(report))
     write_study(args.json, report)
 

@@ -110,3 +110,18 @@ def test_hand_corrections_become_examples_and_survive_the_edit_log(tmp_path):
     assert replayed[0].sources is None and replayed[1].sources == edits[0].sources
     again, _ = apply_edits(chunks, replayed, backend=None)
     assert [CNM.of(c) for c in again] == [CNM.of(c) for c in apply_edits(edited, edits, backend=None)[0]]
+
+
+def test_corrections_whose_titles_are_as_near_are_weighed_by_the_manuals_own_words_in_any_order():
+    """Two corrections, two categories, titles as near to a third manual as each other: the category whose words
+    that manual's text uses wins, whatever the order the corrections came in; with no such word, nothing changes."""
+    documents = family()
+    documents[1].text += "\n\nThis flight controller mounts on any frame. " * 3  # z6c speaks of controllers
+    chunks = chop_chunks(documents)
+    both = {**EXAMPLE, "z7": {"category": "racing drone", "model": "Zephyr 7"}}
+    for order in (both, dict(reversed(list(both.items())))):
+        taught, _ = teach(chunks, documents, order)
+        by_id = {d.doc_id: d for d in documents}
+        category = {manual_of(c, by_id): CNM.of(c).category for c in taught}
+        assert category["z6c"] == "flight controller"  # its own text names controllers
+        assert category["z5nano"] is None  # names neither: left unknown, not guessed

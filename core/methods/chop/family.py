@@ -23,6 +23,7 @@ command line) applies the edits `propose` returns.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ PARTS = ("category", "model")
 DOCUMENT_TAIL = frozenset(("manual", "manuals", "user", "users", "user's", "guide", "handbook", "instructions",
                            "owner's", "owners", "reference", "quick", "start", "datasheet", "documentation"))
 _WORD = re.compile(r"\S+")
+_TYPE_WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
 _TITLE_SOURCES = ("title", "heading")
 
 
@@ -181,6 +183,8 @@ def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
     if missing:
         raise KeyError(f"no manual {', '.join(missing)} in this run")
     first = {r.doc_id: r for r in reversed(runs)}  # each manual's first run: what its title said
+    texts = manual_texts(documents)
+    vocab: dict[str, Counter[str]] = {}  # each manual's word counts, counted when first needed
     categories = [(d, ex["category"]) for d, ex in examples.items() if ex.get("category")]
     templates = [t for d, ex in examples.items() if ex.get("model")
                  and (t := ModelTemplate.learn(titles[d], str(ex["model"]), d)) is not None]
@@ -196,7 +200,7 @@ def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
         nearest = max(templates, key=lambda t: _overlap(titles[t.source], run.title), default=None)
         model, typed = nearest.read(run.title) if nearest is not None else (None, None)
         if own is None or not own.get("category"):
-            _family_category(run, first, categories, titles, typed, new, why)
+            _family_category(run, first, categories, titles, texts, vocab, typed, new, why)
         if (own is None or not own.get("model")) and nearest is not None and model:
             new["model"], why["model"] = model, f"family: the title template of {nearest.source}'s correction"
         changed = [p for p in PARTS if new[p] != getattr(run.cnm, p)]
@@ -213,15 +217,54 @@ def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
     return edits, changes
 
 
+def _mentions(category: str, words: Counter[str]) -> int:
+    """How often a manual whose words are counted in `words` names the product type `category`: the most frequent
+    of its words, a closed compound counted also by its head ("phone" of "smartphone": both parts four letters or
+    more, so "light" never stands for "flight")."""
+    best = 0
+    for w in {w.casefold() for w in _TYPE_WORD.findall(category)}:
+        forms = {w} | {w[i:] for i in range(4, len(w) - 3)}
+        best = max(best, max(words.get(t, 0) for t in forms))
+    return best
+
+
+def word_counts(text: str) -> Counter[str]:
+    return Counter(w.casefold() for w in _TYPE_WORD.findall(text))
+
+
+def manual_texts(documents: Sequence[Document]) -> dict[str, str]:
+    """Every manual's text by id: a document's, or each source document's part of a stream."""
+    out: dict[str, str] = {}
+    for d in documents:
+        for seg in d.segments:
+            out[seg.doc_id] = d.text[seg.start:seg.end]
+        if not d.segments:
+            out[d.doc_id] = d.text
+    return out
+
+
 def _family_category(run: Run, first: Mapping[str, Run], categories: Sequence[tuple[str, str | None]],
-                     titles: Mapping[str, str], typed: str | None, new: dict[str, str | None],
-                     why: dict[str, str]) -> None:
+                     titles: Mapping[str, str], texts: Mapping[str, str], vocab: dict[str, Counter[str]],
+                     typed: str | None, new: dict[str, str | None], why: dict[str, str]) -> None:
     """The family's category for `run`, from the example whose title is nearest its own, unless the run's manual
     states a product type of its own in its title that the example's manual did not: `typed`, read from the title
     by the model template, or the category the backend read from the manual's title or heading."""
     if not categories:
         return
-    source, category = max(categories, key=lambda c: _overlap(titles[c[0]], run.title))
+    best = max(_overlap(titles[d], run.title) for d, _ in categories)
+    nearest = [(d, c) for d, c in categories if _overlap(titles[d], run.title) == best]
+    if len({(c or "").casefold() for _, c in nearest}) > 1:
+        # titles as near as each other: the category whose words the manual itself uses most ("phone" of
+        # "smartphone" in a phone's manual), and none when it uses none of them
+        if run.doc_id not in vocab:
+            vocab[run.doc_id] = word_counts(texts.get(run.doc_id, ""))
+        counts = [(_mentions(c or "", vocab[run.doc_id]), d, c) for d, c in nearest]
+        top = max(n for n, _, _ in counts)
+        winners = {(c or "").casefold() for n, _, c in counts if n == top}
+        if top == 0 or len(winners) > 1:
+            return
+        nearest = [(d, c) for n, d, c in counts if n == top]
+    source, category = nearest[0]
     stated, example_stated = typed or _title_category(first[run.doc_id]), _title_category(first[source])
     if stated and stated.casefold() != (example_stated or "").casefold():
         if typed and run.cnm.category != typed:
