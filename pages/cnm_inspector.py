@@ -77,7 +77,7 @@ changed_frame = st.data_editor(
     column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document"),
                    "tag from": st.column_config.TextColumn("tag from", help="where each part of the tag came from: "
                                                            "a title, a heading, the first page, a description, a "
-                                                           "distinctive token or phrase, a keyphrase"),
+                                                           "keyphrase, a correction; or why a part is unknown"),
                    "reason": st.column_config.TextColumn("reason", help="the signal behind the decision: a new "
                                                          "title, a tag change, unrelated text")},
 )

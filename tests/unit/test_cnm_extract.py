@@ -13,7 +13,7 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
-from core.methods.chop import extract
+from core.methods.chop import extract, family
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.extract import (
     DOCUMENT_WORDS,
@@ -127,6 +127,8 @@ def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
     vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(SECTION_WORDS) | set(VARIANT_WORDS)
     vocabulary |= {w.lower() for w in GENERIC_SERIES_WORDS}  # the words after which it reads a short code
     source = Path(extract.__file__).read_text(encoding="utf-8")
+    source += Path(family.__file__).read_text(encoding="utf-8")  # what it learns from a correction, too
+    vocabulary |= set(family.DOCUMENT_TAIL)
     assert "RULE_SERIES_WORDS" not in source  # the rule backend's product-family words stay the rule backend's
     found = []
     for name in _our_products():
@@ -257,4 +259,4 @@ def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
     assert [r.cnm.model for r in shared.tag_queries(["Shades 2020: what is the lifetime?", "Does the QX9 drill?"],
                                                     ["Ripples 2020", "Shades 2020", "Brandco QX9"])] == \
         ["Shades 2020", "Brandco QX9"]
-    assert ExtractCnm().key == "extract:v3" and ExtractCnm(noun_method="yake").key == "extract:v3:nouns=yake"
+    assert ExtractCnm().key == "extract:v4" and ExtractCnm(noun_method="yake").key == "extract:v4:nouns=yake"

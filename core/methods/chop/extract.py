@@ -10,7 +10,8 @@ tags, so every tag can use the document's own evidence:
 - model, ranked: the title line that opens the run (in a joined stream, the new document's heading right after
   the cut), the document title the chunker gives, then the run's model-like tokens (letters and digits, as
   `rules.model_candidates` finds them, variant words kept: "QX9 Lite" is not "QX9") scored by count times inverse
-  document frequency over the library, with a bonus for the run's first page. A title is split into a model and
+  document frequency over the library, with a bonus for the run's first page; the best of them only if the
+  run's first page names it, else the model is unknown (a frequency alone is a guess). A title is split into a model and
   a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
   2021"); a title with no digit is a model if the document writes its words capitalised in running text (a
   name: "Lantern", "K Fold") or opens with it (a file name "avrdude" over a first page "AVRDUDE"), else it is a
@@ -30,8 +31,9 @@ tags, so every tag can use the document's own evidence:
   FALSE decision carries the offset of the cut in the window (`extra["cut"]`), and the chunker extracts the new
   tag from the text after it.
 
-Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, description,
-distinctive token, keyphrase, distinctive phrase). The only words the extractor knows are listed in
+Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, description, keyphrase),
+or, for a part it leaves unknown rather than guess, why (a category nothing states; a model only a token's
+frequency points to). The only words the extractor knows are listed in
 docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
 parts of documents (`SECTION_WORDS`), and the variant words of `rules.py`.
 """
@@ -79,6 +81,10 @@ NOUN_METHOD = "tfidf"
 FIRST_PAGE = 2000  # characters of a run that count as its first page
 #: the category's source when nothing states the product type: the inspector shows the part as unknown, and why
 UNKNOWN_CATEGORY = "unknown: no title, heading or opening line states the product type"
+#: a model only a token's frequency points to (named in no title or heading, nor on the run's first page) is left
+#: unknown: on the one set where the extractor falls back to it (a joined stream of 19 manuals without titles) it
+#: named 0 of 74 chunks' models, while a first-page model named 341 of 1,095 and a title's every one
+UNKNOWN_MODEL = "unknown: no title, heading or first page names a model (the most distinctive token: {token})"
 COVER = 4000  # characters after a run's start in which a title line (a table of contents) belongs to the run
 LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
@@ -228,7 +234,7 @@ def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
 class ExtractCnm:
     """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
 
-    version = "extract:v3"
+    version = "extract:v4"
     label = "extractor (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
@@ -404,9 +410,11 @@ class ExtractCnm:
         if not name.model:
             models = self.distinctive_models(text)
             if models:
-                name.model = models[0][0]
                 on_first_page = models[0][0] in models_in(text[:FIRST_PAGE], self.library.series)
-                sources["model"] = "first page" if on_first_page else "distinctive token"
+                if on_first_page:
+                    name.model, sources["model"] = models[0][0], "first page"
+                else:  # a frequency alone is a guess: unknown, saying what it would have been
+                    sources["model"] = UNKNOWN_MODEL.format(token=models[0][0])
         if not name.category and (described := described_type(text)):
             name.category, sources["category"] = described, "description"
         if not name.category:
@@ -416,7 +424,7 @@ class ExtractCnm:
         nouns = self.keyphrases((window or text)[:FIRST_PAGE], exclude=f"{name.model or ''} {name.category or ''}")
         if nouns:
             sources["nouns"] = "keyphrase"
-        evidence = {"heading": 0.3, "title": 0.3, "first page": 0.2, "distinctive token": 0.15}
+        evidence = {"heading": 0.3, "title": 0.3, "first page": 0.2}
         confidence = 0.2 + evidence.get(sources.get("model", ""), 0.0) + (0.2 if name.category else 0.0)
         cnm = CNM(category=name.category, nouns=nouns, model=name.model, confidence=round(min(confidence, 0.9), 2))
         return cnm, sources

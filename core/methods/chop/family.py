@@ -12,7 +12,7 @@ correction of one manual (an *example*: its category and / or model, given in th
   the family's title template ("Acme | Zephyr 6 Mini | User Guide": the brand before, the kind of document
   after). Every manual whose title has the same words before its model and ends with the same words (or with
   words naming a kind of document) takes the words in between as its model: the family word kept or dropped,
-  the variant words kept, as the correction showed. A manual whose title does not fit the template keeps its
+  the variant words kept, as the correction showed. A manual whose title does not match the template keeps its
   model. A corrected model that is not in its manual's title teaches nothing about the others.
 
 Nothing here knows a product word: the lessons come from the example and the titles. Every proposed change says
@@ -219,7 +219,7 @@ def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
 
 def _mentions(category: str, words: Counter[str]) -> int:
     """How often a manual whose words are counted in `words` names the product type `category`: the most frequent
-    of its words, a closed compound counted also by its head ("phone" of "smartphone": both parts four letters or
+    of its words, a closed compound counted also by its head ("board" of "keyboard": both parts four letters or
     more, so "light" never stands for "flight")."""
     best = 0
     for w in {w.casefold() for w in _TYPE_WORD.findall(category)}:
@@ -254,8 +254,8 @@ def _family_category(run: Run, first: Mapping[str, Run], categories: Sequence[tu
     best = max(_overlap(titles[d], run.title) for d, _ in categories)
     nearest = [(d, c) for d, c in categories if _overlap(titles[d], run.title) == best]
     if len({(c or "").casefold() for _, c in nearest}) > 1:
-        # titles as near as each other: the category whose words the manual itself uses most ("phone" of
-        # "smartphone" in a phone's manual), and none when it uses none of them
+        # titles as near as each other: the category whose words the manual itself uses most ("board" of
+        # "keyboard" in a keyboard's manual), and none when it uses none of them
         if run.doc_id not in vocab:
             vocab[run.doc_id] = word_counts(texts.get(run.doc_id, ""))
         counts = [(_mentions(c or "", vocab[run.doc_id]), d, c) for d, c in nearest]
