@@ -11,6 +11,7 @@ import psutil
 import pytest
 
 from bench.local_servers import free_port
+from core.store.onnx_embedder import default_model_folder
 from tests.support.data import ROOT
 
 
@@ -23,7 +24,10 @@ def _listening(pid: int, port: int) -> set[str]:
 @pytest.mark.parametrize("flags, expected", [([], {"127.0.0.1"}), (["--expose"], {"0.0.0.0"})])
 def test_run_app_listens_on_loopback_unless_exposed(tmp_path, flags, expected):
     port = free_port()
-    env = {"CHUNKLENS_WORKSPACE": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    # a fresh home, but the machine's model folder: the set-up's one-time work (the ONNX export, the sample set's
+    # vectors) is done there already, and this test is about the addresses the app listens on
+    env = {"CHUNKLENS_WORKSPACE": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "CHUNKLENS_MODEL_CACHE": str(default_model_folder())}
     proc = subprocess.Popen(["bash", "scripts/run-app.sh", *flags, "--server.port", str(port)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
