@@ -7,13 +7,15 @@ correction of one manual (an *example*: its category and / or model, given in th
 - **category**: the corrected category is the family's. Every other manual takes it, except one whose own title
   or heading states a product type that differs from what the corrected manual's title stated (a family may
   hold a drill and a saw whose titles say so). With several examples, a manual follows the example whose title
-  shares the most words with its own title.
+  shares the most words with its own title; between titles as near, the category whose words its own text uses
+  most, and none when it uses none of them (so the order of the examples never matters).
 - **model**: when the corrected model is a run of words of the corrected manual's title, the words around it are
   the family's title template ("Acme | Zephyr 6 Mini | User Guide": the brand before, the kind of document
-  after). Every manual whose title has the same words before its model and ends with the same words (or with
-  words naming a kind of document) takes the words in between as its model: the family word kept or dropped,
-  the variant words kept, as the correction showed. A manual whose title does not match the template keeps its
-  model. A corrected model that is not in its manual's title teaches nothing about the others.
+  after). Every manual whose title has the same words before its model takes the words up to where the
+  template's following words begin (or up to words naming a kind of document) as its model: the family word
+  kept or dropped, the variant words kept, as the correction showed; capitalised words after the model's last
+  word with a digit are that manual's own product type ("C2 | Battery Charger"). A manual whose title does not
+  match the template keeps its model. A corrected model that is not in its manual's title teaches nothing.
 
 Nothing here knows a product word: the lessons come from the example and the titles. Every proposed change says
 where it came from (`Change.why`, and the run's `cnm_sources`), and nothing is applied until a person (or the
