@@ -9,8 +9,7 @@ from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import joined, load_dataset
 from core.ingest.documents import Document, join_documents
-from core.methods.chop.chunker import prefix_text
-from core.methods.chop.cnm import CNM, first_json_object, parse_cnm, parse_continuity
+from core.methods.chop.cnm import CNM, first_json_object, parse_cnm, parse_continuity, prefix_text
 from core.methods.chop.continuity import score_boundaries
 from core.methods.chop.rules import RuleCnm, model_candidates, models_match
 from tests.support.data import ROOT

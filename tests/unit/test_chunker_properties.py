@@ -21,8 +21,7 @@ from core.chunkers.registry import available, make_chunker, parse_spec
 from core.chunkers.sentence import sentence_units
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, WORDS, keep_window, split_sized, split_to_cap
 from core.ingest.documents import Document
-from core.methods.chop.chunker import prefix_text
-from core.methods.chop.cnm import CNM
+from core.methods.chop.cnm import CNM, prefix_text
 from core.methods.chop.rules import RuleCnm
 from core.model import check_spans as core_check_spans
 from core.tokens import count_tokens, get_encoding

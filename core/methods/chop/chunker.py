@@ -23,23 +23,11 @@ from core.chunkers.registry import register
 from core.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import LLMError
-from core.methods.chop.cnm import CNM, CnmResult, DecisionResult, cnm_backend_of
+from core.methods.chop.cnm import CnmResult, DecisionResult, cnm_backend_of, prefix_text
 from core.methods.chop.policy import CnmPolicy, store_metadata
 from core.model import Chunk, Chunking
 from core.pipeline import ChunkRun
 from core.store.routing import TitleRoute
-
-
-def prefix_text(cnm: CNM) -> str:
-    """PFX(M): a short labelled line; empty fields are left out, an empty CNM gives no prefix."""
-    parts = []
-    if cnm.category:
-        parts.append(f"Category: {cnm.category}")
-    if cnm.nouns:
-        parts.append(f"Nouns: {', '.join(cnm.nouns)}")
-    if cnm.model:
-        parts.append(f"Model: {cnm.model}")
-    return "[" + " | ".join(parts) + "]" if parts else ""
 
 
 @register

@@ -163,6 +163,18 @@ class CNM(BaseModel):
         chunk.meta["cnm"] = self.model_dump()
 
 
+def prefix_text(cnm: CNM) -> str:
+    """PFX(M): a short labelled line; empty fields are left out, an empty CNM gives no prefix."""
+    parts = []
+    if cnm.category:
+        parts.append(f"Category: {cnm.category}")
+    if cnm.nouns:
+        parts.append(f"Nouns: {', '.join(cnm.nouns)}")
+    if cnm.model:
+        parts.append(f"Model: {cnm.model}")
+    return "[" + " | ".join(parts) + "]" if parts else ""
+
+
 class Continuity(BaseModel):
     same: bool
     reason: str = ""

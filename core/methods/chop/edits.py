@@ -19,8 +19,7 @@ from typing import Any
 
 from core.errors import ChunkLensError
 from core.jsonio import loads_checked
-from core.methods.chop.chunker import prefix_text
-from core.methods.chop.cnm import CNM
+from core.methods.chop.cnm import CNM, prefix_text
 from core.model import Chunk
 from core.storage import locked, write_atomically
 
