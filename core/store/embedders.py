@@ -10,6 +10,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from core.storage import temporary_sibling
 from core.store.embeddings import (
     BUNDLED_MINILM_FP32,
     BUNDLED_MINILM_INT8,
@@ -92,7 +93,7 @@ def publish_machine_vectors(cache_file: Path, embedder_key: str) -> Path:
     open it read-only, renamed into place so a reader never sees half a file."""
     target = machine_vectors_path(embedder_key)
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    part = temporary_sibling(target)
     reader, writer = sqlite3.connect(str(cache_file)), sqlite3.connect(str(part))
     try:
         reader.backup(writer)

@@ -273,6 +273,18 @@ def _one_vector(embedding: Sequence[float] | Sequence[Sequence[float]]) -> np.nd
     return vec
 
 
+def _select_vectors(db: sqlite3.Connection, keys: list[str]) -> dict[str, np.ndarray]:
+    """The vectors of `keys` held in the `vectors` table of `db`, read 500 keys at a time (SQLite's limit on the
+    parameters of one statement is near)."""
+    found: dict[str, np.ndarray] = {}
+    for i in range(0, len(keys), 500):
+        part = keys[i : i + 500]
+        query = f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})"
+        for k, blob in db.execute(query, part):
+            found[k] = np.frombuffer(blob, dtype=np.float32)
+    return found
+
+
 class EmbeddingCache:
     """Vectors on disk keyed by (embedder key, text hash): a rerun embeds nothing it has seen before."""
 
@@ -286,15 +298,8 @@ class EmbeddingCache:
         return hashlib.sha256(f"{model_key}\x00{text}".encode()).hexdigest()
 
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                part = keys[i : i + 500]
-                marks = ",".join("?" * len(part))
-                query = f"SELECT key, vec FROM vectors WHERE key IN ({marks})"
-                for k, blob in self._db.execute(query, part):
-                    found[k] = np.frombuffer(blob, dtype=np.float32)
-        return found
+            return _select_vectors(self._db, keys)
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         with self._lock:
@@ -313,9 +318,10 @@ class EmbedStats:
 
 
 class MachineVectors:
-    """A read-only vector file shared by every workspace on a machine (`core.store.machine_vectors` builds it from
-    the sample set once, at set-up). Keyed as `EmbeddingCache` is, so a text under another embedder never matches;
-    opened read-only, so no workspace can change what another reads."""
+    """A read-only vector file shared by every workspace on a machine (`python -m core warm` builds it from the
+    sample set once, at set-up, through `core.store.embedders.publish_machine_vectors`). Keyed as `EmbeddingCache`
+    is, so a text under another embedder never matches; opened read-only, so no workspace can change what another
+    reads."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -325,17 +331,11 @@ class MachineVectors:
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
         """The vectors of `keys` the file holds; none at all if it cannot be read (a damaged or foreign file is
         only a lost head start: the caller computes them)."""
-        found: dict[str, np.ndarray] = {}
         with self._lock:
             try:
-                for i in range(0, len(keys), 500):
-                    part = keys[i : i + 500]
-                    query = f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})"
-                    for k, blob in self._db.execute(query, part):
-                        found[k] = np.frombuffer(blob, dtype=np.float32)
+                return _select_vectors(self._db, keys)
             except sqlite3.Error:
                 return {}
-        return found
 
 
 class CachedEmbedder:
