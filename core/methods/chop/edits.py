@@ -67,15 +67,14 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
             c.meta.update(continuity=e.continuity, continuity_reason="set by hand")
             if not e.continuity:
                 new_starts.add(i)
-    tagged = {pos[e.chunk_id]: e.cnm for e in edits if e.cnm is not None}
-    sourced = {pos[e.chunk_id]: e.sources for e in edits if e.cnm is not None}
+    tagged = {pos[e.chunk_id]: e for e in edits if e.cnm is not None}
     starts = [i for i, c in enumerate(out) if c.meta.get("continuity") is not True]
     run_of = {}
     for n, start in enumerate(starts):
         for i in range(start, starts[n + 1] if n + 1 < len(starts) else len(out)):
             run_of[i] = start
-    run_cnm = {run_of[i]: CNM.model_validate(cnm) for i, cnm in tagged.items()}
-    run_sources = {run_of[i]: sources for i, sources in sourced.items()}
+    run_cnm = {run_of[i]: CNM.model_validate(e.cnm) for i, e in tagged.items()}
+    run_sources = {run_of[i]: e.sources for i, e in tagged.items()}
     missing = [start for start in starts if start in new_starts and start not in run_cnm]
     for start, result in zip(missing, backend.extract([out[m].text for m in missing]) if missing else []):
         if result.failed:

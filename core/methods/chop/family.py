@@ -83,8 +83,6 @@ def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[Run]
             title = seg.title if seg else (doc.title if doc else "")
             out.append(Run(i, manual, title or "", cnm, c.meta.get("cnm_sources") or {}, split=not starts))
         previous = manual
-
-
     return out
 
 
@@ -135,10 +133,6 @@ class ModelTemplate:
         while end > start and (folded[end - 1] in DOCUMENT_TAIL or not any(ch.isalnum() for ch in folded[end - 1])):
             end -= 1
         return end
-
-    def model_in(self, title: str) -> str | None:
-        """The model `title` names by this template (its product type taken off: `read`)."""
-        return self.read(title)[0]
 
     def read(self, title: str) -> tuple[str | None, str | None]:
         """The model and the product type `title` names by this template: the words between the template's
@@ -253,8 +247,8 @@ def _family_category(run: Run, first: Mapping[str, Run], categories: Sequence[tu
     by the model template, or the category the backend read from the manual's title or heading."""
     if not categories:
         return
-    best = max(_overlap(titles[d], run.title) for d, _ in categories)
-    nearest = [(d, c) for d, c in categories if _overlap(titles[d], run.title) == best]
+    overlap = {d: _overlap(titles[d], run.title) for d, _ in categories}
+    nearest = [(d, c) for d, c in categories if overlap[d] == max(overlap.values())]
     if len({(c or "").casefold() for _, c in nearest}) > 1:
         # titles as near as each other: the category whose words the manual itself uses most ("board" of
         # "keyboard" in a keyboard's manual), and none when it uses none of them
