@@ -412,13 +412,12 @@ def cmd_warm(args: argparse.Namespace) -> int:
     import tempfile
     import time
 
-    from core.ingest.datasets import load_dataset
     from core.services import build_services
     from core.settings import Settings
     from core.store.embedders import MACHINE_VECTORS_ENV, machine_vectors_path, publish_machine_vectors
     from core.store.embeddings import BUNDLED_MINILM_FP32
     from core.store.onnx_embedder import OnnxMiniLMEmbedder
-    from core.workbench import DEFAULT_SPECS, guided_demo, make_corpus, run_chunkers, sample_folder
+    from core.workbench import embed_sample_set
 
     started = time.perf_counter()
     defaults = Settings()
@@ -436,9 +435,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
             if target.exists() and not args.force:
                 print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
                 return 0
-            guided_demo(services, services.settings.retrieval_settings())
-            dataset = load_dataset(sample_folder())
-            run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), DEFAULT_SPECS)
+            embed_sample_set(services)
             computed = services.embedder.stats.computed
             source = services.workspace.cache / "embeddings.sqlite"
         finally:

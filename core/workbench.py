@@ -592,6 +592,18 @@ def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
     return DemoSummary(corpus, results, report, time.perf_counter() - started)
 
 
+def embed_sample_set(services: Services, specs: Sequence[str] | None = None) -> None:
+    """Run what a session on the sample set first asks for, so its vectors are in `services`' cache: the guided
+    demo (the manuals joined, every default chunker, its questions, the reranker's sentences), then `specs` on the
+    separate manuals (default: the default chunkers). `python -m core warm` and the test suite's warm world both
+    start from it."""
+    from core.ingest.datasets import load_dataset
+
+    guided_demo(services, services.settings.retrieval_settings())
+    dataset = load_dataset(sample_folder())
+    run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), specs or DEFAULT_SPECS)
+
+
 def folder_documents(folder: Path) -> tuple[list[Document], QADataset | None]:
     """A qa-spans v1 folder's documents and set, or every PDF / DOCX / TXT / Markdown file in a plain folder."""
     from core.ingest.datasets import load_dataset

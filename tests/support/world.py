@@ -26,16 +26,12 @@ VECTORS = Path("cache") / "embeddings.sqlite"
 def build_sample_vectors(template: Path) -> Path:
     """Fill `template` (a workspace folder) with the sample set's vectors under the default settings; return the
     vector cache's path. One cold guided demo plus the default chunkers on the separate manuals."""
-    from core.ingest.datasets import load_dataset
     from core.services import build_services
     from core.settings import Settings
-    from core.workbench import DEFAULT_SPECS, guided_demo, make_corpus, run_chunkers, sample_folder
+    from core.workbench import DEFAULT_SPECS, embed_sample_set
 
     services = build_services(Settings(workspace=str(template)))
-    guided_demo(services, services.settings.retrieval_settings())
-    dataset = load_dataset(sample_folder())
-    specs = list(dict.fromkeys([*DEFAULT_SPECS, *FAST_SPECS, *SESSION_SPECS]))
-    run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), specs)
+    embed_sample_set(services, list(dict.fromkeys([*DEFAULT_SPECS, *FAST_SPECS, *SESSION_SPECS])))
     return template / VECTORS
 
 
