@@ -59,16 +59,27 @@ def only_chop(page) -> None:
         settle(page)
 
 
-def type_into(page, grid, row: int, column: int, text: str) -> None:
+def type_into(page, grid, row: int, column: int, text: str, tries: int = 5) -> None:
     """Type `text` into the inspector table's cell (row, column) as a person does with the keyboard: select the
-    row's first cell, move right with the arrow keys, open the cell's editor with Enter, type, Enter."""
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 30, box["y"] + 35 * (row + 1) + 17)
-    for _ in range(column):
-        page.keyboard.press("ArrowRight")
-    page.keyboard.press("Enter")
+    row's first cell, move right with the arrow keys, open the cell's editor with Enter, type, Enter. The grid is
+    drawn on a canvas that can still be laying itself out (or be redrawn by a rerun) when the first click lands; a
+    click that opened no editor is tried again, as a person would."""
     editor = page.locator("textarea.gdg-input").first
-    editor.wait_for(timeout=UI_WAIT)
+    for attempt in range(tries):
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        page.mouse.click(box["x"] + 30, box["y"] + 35 * (row + 1) + 17)
+        for _ in range(column):
+            page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        try:
+            editor.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+            settle(page)
     editor.fill(text)
     page.keyboard.press("Enter")
     editor.wait_for(state="detached", timeout=UI_WAIT)
@@ -96,6 +107,7 @@ def test_one_correction_typed_in_the_inspector_fixes_the_family(app_url, browser
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "cnm-family-1-unknown.png"), full_page=True)
 
+    settle(page)
     # mi-shades' first chunk: category (4th column) and model (6th), typed as a person would
     type_into(page, grid, 0, 3, CATEGORY)
     settle(page)

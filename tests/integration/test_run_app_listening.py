@@ -3,6 +3,7 @@ and on every interface with `--expose` (the sessions of a shared server: tests/a
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
@@ -16,9 +17,18 @@ from tests.support.data import ROOT
 
 
 def _listening(pid: int, port: int) -> set[str]:
-    procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    return {c.laddr.ip for p in procs for c in p.net_connections("tcp")
-            if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
+    """The addresses on which `pid` or one of its children listens on `port`. The script's short-lived children
+    (the interpreter checks it runs before Streamlit) can end between being listed and being read: they are
+    skipped, not an error."""
+    addresses: set[str] = set()
+    procs: list[psutil.Process] = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+            addresses |= {c.laddr.ip for c in proc.net_connections("tcp")
+                          if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
+    return addresses
 
 
 @pytest.mark.parametrize("flags, expected", [([], {"127.0.0.1"}), (["--expose"], {"0.0.0.0"})])
