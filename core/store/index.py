@@ -27,6 +27,11 @@ from core.model import Chunk
 from core.urls import redact_url
 
 QUERY_BATCH = 64
+#: candidates HNSW keeps while it searches (Chroma's default: 100). The graph Chroma builds differs from one build
+#: to the next, so with a short list two builds of the same chunks can return different neighbours near the
+#: cut-off (3 rerank sentences of 448 guided-demo searches, on one build in three); a list longer than a
+#: workspace's collections usually are makes the search exhaustive there, so a rebuilt index answers as before.
+SEARCH_EF = 512
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,7 @@ class VectorStore:
             if self.exists(name):  # a build that did not finish, or one of different inputs
                 self.client.delete_collection(name)
             col = self.client.create_collection(
-                name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
+                name, embedding_function=None, configuration={"hnsw": {"space": "cosine", "ef_search": SEARCH_EF}},
                 metadata={**description, "complete": False},
             )
             step = max(1, min(self.batch_size, int(self.client.get_max_batch_size())))

@@ -12,6 +12,20 @@ from core.__main__ import main
 from core.store.embeddings import CachedEmbedder, EmbeddingCache, MachineVectors
 
 
+class _Recorder:
+    """Stands in for a cached embedder's model, writing down each text the cache had to compute."""
+
+    def __init__(self, inner):
+        self.inner, self.texts = inner, {}
+
+    def embed(self, texts, progress=None):
+        self.texts.update(dict.fromkeys(texts))
+        return self.inner.embed(texts, progress)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
 @pytest.fixture()
 def machine_file(tmp_path, monkeypatch):
     """Point the machine's vector file at tmp_path, as if CHUNKLENS_MODEL_CACHE named it."""
@@ -58,7 +72,12 @@ def test_warm_then_a_fresh_workspace_runs_the_demo_without_embedding(tmp_path, m
     monkeypatch.setattr(workbench, "DEFAULT_SPECS", ["paragraph"])
     assert main(["warm"]) == 0 and machine_file.is_file()
     services = build_services(Settings(workspace=str(tmp_path / "visitor")))
+    assert services.embedder.machine is not None, "the new workspace did not open the machine's file"
+    computed = _Recorder(services.embedder.inner)
+    services.embedder.inner = computed
     summary = workbench.guided_demo(services, services.settings.retrieval_settings())
-    assert summary.results["paragraph"].ok
+    assert summary.results["paragraph"].ok, summary.results["paragraph"].error
+    # on a failure, the texts the warm run did not leave in the file say which stage embedded differently
+    assert not computed.texts, f"{len(computed.texts)} texts embedded, first: {list(computed.texts)[:3]}"
     assert services.embedder.stats.computed == 0 and services.embedder.stats.copied > 0
     assert main(["warm"]) == 0  # a second warm finds the file and leaves it
