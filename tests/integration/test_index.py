@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from core.chunkers.registry import make_chunker
@@ -62,3 +63,26 @@ def test_unreachable_server_is_a_clear_error():
 
     with pytest.raises(StoreError, match="cannot open chroma server"):
         VectorStore(StoreSettings(host="127.0.0.1", port=9))
+
+
+def test_a_rebuilt_index_returns_the_exact_neighbours(tmp_path):
+    """Chroma's HNSW graph differs between two builds of the same vectors; with the store's candidate list
+    (`SEARCH_EF`) longer than the collection, every build returns the exact top k (brute force over the vectors),
+    so a rebuilt index answers as before. Clustered vectors, like chunks of near-duplicate manuals, are where
+    Chroma's default list (100) lost neighbours: here 5 of 80 top-30 lists differed from the exact ones."""
+    from core.model import Chunk
+    from core.store.index import SEARCH_EF
+
+    rng = np.random.default_rng(0)
+    n = SEARCH_EF - 12
+    centres = rng.normal(size=(8, 384))
+    vectors = centres[rng.integers(0, 8, n)] + rng.normal(size=(n, 384))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    queries = vectors[rng.integers(0, n, 40)] + 0.3 * rng.normal(size=(40, 384)).astype(np.float32)
+    chunks = [Chunk(doc_id="d", start=i, end=i + 1, text=f"t{i}", token_count=1, index=i) for i in range(n)]
+    exact = np.argsort(-(queries @ vectors.T), axis=1, kind="stable")[:, :30]
+    for build in ("one", "two"):
+        store = VectorStore(StoreSettings(path=tmp_path / build))
+        store.build("clustered", chunks, vectors, {"about": "test"})
+        found = store.query("clustered", queries, 30)
+        assert [[int(cid.split("#")[1]) for cid, _ in row] for row in found] == exact.tolist()
