@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,6 +174,11 @@ class VectorStore:
         its own on `build` and `delete`, and `query` fetches afresh when another client has done either."""
         if name not in self._open:
             col = self.client.get_collection(name)
+            with warnings.catch_warnings():  # Chroma warns on reading the settings of a collection without an
+                warnings.simplefilter("ignore", DeprecationWarning)  # embedding function, as ours are
+                hnsw = (col.configuration or {}).get("hnsw") or {}
+            if hnsw.get("ef_search", SEARCH_EF) < SEARCH_EF:  # built before the longer list: searched with it too
+                col.modify(configuration={"hnsw": {"ef_search": SEARCH_EF}})
             self._open[name] = (col, col.count())
         return self._open[name]
 

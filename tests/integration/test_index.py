@@ -86,3 +86,15 @@ def test_a_rebuilt_index_returns_the_exact_neighbours(tmp_path):
         store.build("clustered", chunks, vectors, {"about": "test"})
         found = store.query("clustered", queries, 30)
         assert [[int(cid.split("#")[1]) for cid, _ in row] for row in found] == exact.tolist()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Chroma's, on reading a collection's settings
+def test_an_index_built_with_chromas_default_list_is_searched_with_the_longer_one(tmp_path, cached_minilm):
+    """A workspace's collections built before the store asked for `SEARCH_EF` candidates answer like new ones."""
+    from core.store.index import SEARCH_EF
+
+    indexed, _ = _answers(VectorStore(StoreSettings(path=tmp_path / "db")), cached_minilm)
+    client = VectorStore(StoreSettings(path=tmp_path / "db")).client
+    client.get_collection(indexed.collection).modify(configuration={"hnsw": {"ef_search": 100}})
+    _answers(VectorStore(StoreSettings(path=tmp_path / "db")), cached_minilm)
+    assert client.get_collection(indexed.collection).configuration["hnsw"]["ef_search"] == SEARCH_EF
