@@ -82,7 +82,7 @@ def measure(documents: Sequence[Any], backend: str, alone: bool = False, example
     chunks = [c for lib in libraries
               for c in chunk_documents(lib, make_chunker("chop", ChunkerContext(llm=_backend(backend)))).chunks]
     out: dict[str, Any] = {"documents": len(documents), **_shares(chunks, documents),
-                           "seconds": round(time.perf_counter() - t0, 2)}
+                           "seconds": round(time.perf_counter() - t0, 2), "by_source": by_source(chunks, documents)}
     if examples and not alone:
         out["one_example"] = one_example(chunks, documents)
     golds = _golds(documents)
@@ -116,6 +116,43 @@ def _shares(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
+def by_source(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, dict[str, dict[str, int]]]:
+    from core.methods.chop.accuracy import by_source as counted
+
+    return counted(chunks, documents)
+
+
+def merge_counts(*tables: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, dict[str, int]]]:
+    """`by_source` tables added up, part by part and kind by kind."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for table in tables:
+        for part, kinds in table.items():
+            for kind, counts in kinds.items():
+                held = out.setdefault(part, {}).setdefault(kind, {"right": 0, "wrong": 0, "unknown": 0})
+                for verdict, n in counts.items():
+                    held[verdict] += n
+    return out
+
+
+def pooled_by_source(results: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Every set's `by_source` counts added up over both parts: per kind of evidence, how many parts it gave right
+    and wrong, each chunk counted once. A family correction's counts come from the one-example runs (each manual's
+    correction in turn, counted on the other manuals' chunks), the only runs that have them.
+    `core.methods.chop.evidence.CONFIDENCE` is read from it."""
+    from core.methods.chop.evidence import FAMILY
+
+    tables = [r["by_source"] for r in results.values() if r.get("by_source")]
+    taught = [r["one_example"]["by_source"] for r in results.values() if (r.get("one_example") or {}).get("by_source")]
+    tables += [{part: {k: n for k, n in kinds.items() if k == FAMILY} for part, kinds in t.items()} for t in taught]
+    pooled: dict[str, dict[str, int]] = {}
+    for part in merge_counts(*tables).values():
+        for kind, counts in part.items():
+            held = pooled.setdefault(kind, {"right": 0, "wrong": 0, "unknown": 0})
+            for verdict, n in counts.items():
+                held[verdict] += n
+    return dict(sorted(pooled.items()))
+
+
 def _golds(documents: Sequence[Any]) -> dict[str, dict[str, str]]:
     """Every manual's gold tag by id: a document's, or each source document's in a stream."""
     out = {}
@@ -133,14 +170,16 @@ def one_example(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, An
 
     docs = {d.doc_id: d for d in documents}
     runs: dict[str, list[dict[str, Any]]] = {"category": [], "model": []}
+    sources: dict[str, dict[str, dict[str, int]]] = {}
     for manual, gold in _golds(documents).items():
         taught, _ = teach(chunks, documents, {manual: gold})
         others = [c for c in taught if manual_of(c, docs) != manual]
+        sources = merge_counts(sources, by_source(others, documents))
         shares = _shares(others, documents)
         for part in runs:
             if shares[part] is not None:
                 runs[part].append(shares[part])
-    out: dict[str, Any] = {"examples": len(_golds(documents))}
+    out: dict[str, Any] = {"examples": len(_golds(documents)), "by_source": sources}
     for part, got in runs.items():
         if got:
             mean = {k: round(sum(g[k] for g in got) / len(got), 3) for k in ("right", "wrong", "unknown")}
@@ -158,7 +197,7 @@ def study(sets: Sequence[str], backend: str, say: Callable[[str], None] = print,
             say(f"{name}: no data, skipped")
             continue
         results[name] = measure(documents, backend, alone=name == "debian", examples=examples, given=given)
-    return {"backend": backend, "results": results}
+    return {"backend": backend, "results": results, "by_source": pooled_by_source(results)}
 
 
 def text(report: dict[str, Any]) -> str:
@@ -181,6 +220,14 @@ def text(report: dict[str, Any]) -> str:
                 return "-" if got is None else (f"{cell(got['mean'])} ({got['median']['right']:.2f}, "
                                                 f"{got['worst']['right']:.2f})")
             lines.append(f"{name:16} {t['examples']:>8}  {both('category'):>38}  {both('model'):>38}")
+    if report.get("by_source"):
+        lines += ["", "each kind of evidence, pooled over the sets above (a family correction's over their one-example "
+                      "runs): parts it gave right / wrong, and its precision (core.methods.chop.evidence.CONFIDENCE)",
+                  f"{'evidence':24} {'right':>7} {'wrong':>7}  precision"]
+        for kind, n in report["by_source"].items():
+            given = n["right"] + n["wrong"]
+            if given:
+                lines.append(f"{kind:24} {n['right']:>7} {n['wrong']:>7}  {n['right'] / given:.3f}")
     for name, r in report["results"].items():
         if r.get("given_examples"):
             g = r["given_examples"]

@@ -77,7 +77,10 @@ changed_frame = st.data_editor(
     column_config={"continues": st.column_config.CheckboxColumn("continues", help="TRUE: same document"),
                    "tag from": st.column_config.TextColumn("tag from", help="where each part of the tag came from: "
                                                            "a title, a heading, the first page, a description, a "
-                                                           "keyphrase, a correction; or why a part is unknown"),
+                                                           "keyphrase, a correction; with that evidence's "
+                                                           "confidence (the share of the parts it gave that were "
+                                                           "right, on every set with gold tags); or why a part "
+                                                           "is unknown"),
                    "reason": st.column_config.TextColumn("reason", help="the signal behind the decision: a new "
                                                          "title, a tag change, unrelated text")},
 )

@@ -1,5 +1,6 @@
 """The `extract` CNM backend in the app (AppTest, in-process): offered in the sidebar, and the inspector says where
-each of CHOP's tags came from (the backend itself: tests/unit/test_cnm_extract.py)."""
+each of CHOP's tags came from and how far that evidence is trusted (the backend itself:
+tests/unit/test_cnm_extract.py)."""
 
 from __future__ import annotations
 
@@ -19,5 +20,8 @@ def test_the_app_offers_the_extractor_and_chop_carries_its_sources(app_workspace
     at.switch_page("pages/cnm_inspector.py").run()
     assert not at.exception
     [frame] = [f.value for f in at.dataframe if "tag from" in f.value.columns]
-    assert frame["tag from"].str.contains("model: title").all()
+    # with the confidence of each kind of evidence, as measured on the sets with gold tags
+    from core.methods.chop.evidence import CONFIDENCE
+
+    assert frame["tag from"].str.contains(f"model: title ({CONFIDENCE['title']:.2f})", regex=False).all()
     assert frame["tag from"].str.contains("nouns: keyphrase").all()

@@ -10,7 +10,8 @@ from core.chunkers.registry import make_chunker
 from core.ingest.datasets import joined
 from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM
-from core.methods.chop.edits import BY_HAND, CnmEdit, EditLog, apply_edits
+from core.methods.chop.edits import CnmEdit, EditLog, apply_edits
+from core.methods.chop.evidence import BY_HAND
 from core.methods.chop.extract import ExtractCnm
 from core.methods.chop.family import hand_examples, manual_of, propose, runs_of, teach
 from core.pipeline import chunk_documents

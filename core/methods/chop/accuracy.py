@@ -102,6 +102,35 @@ def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmA
     )
 
 
+def by_source(chunks: Sequence[Chunk], documents: Sequence[Document]) -> dict[str, dict[str, dict[str, int]]]:
+    """For the category and the model apart, the chunks whose part came from each kind of evidence
+    (`core.methods.chop.evidence.evidence_kind`): how many were right, wrong or unknown. A part withheld for weak
+    evidence (`evidence.withheld`) is also counted, as right or wrong, under "<evidence> (not given)": what the
+    extractor would have said had it trusted that evidence. The confidences of `evidence` are these counts pooled
+    over every set."""
+    from core.methods.chop.evidence import UNKNOWN, evidence_kind, withheld_guess
+
+    docs = {d.doc_id: d for d in documents}
+    match = {"category": categories_match, "model": models_match}
+    out: dict[str, dict[str, dict[str, int]]] = {"category": {}, "model": {}}
+    for c in chunks:
+        if (tag := CNM.of(c)) is None or not (gold := gold_of(c, docs)):
+            continue
+        sources = c.meta.get("cnm_sources") or {}
+        for part, matches in match.items():
+            if not gold.get(part):
+                continue
+            given, source = getattr(tag, part), sources.get(part)
+            kind = evidence_kind(source) or "not said"
+            counts = out[part].setdefault(kind, {"right": 0, "wrong": 0, "unknown": 0})
+            verdict = "unknown" if not given else "right" if matches(gold[part], given) else "wrong"
+            counts[verdict] += 1
+            if kind == UNKNOWN and (guess := withheld_guess(source)):
+                would = out[part].setdefault(f"{guess[0]} (not given)", {"right": 0, "wrong": 0, "unknown": 0})
+                would["right" if matches(gold[part], guess[1]) else "wrong"] += 1
+    return out
+
+
 def copy_rate(chunks: Sequence[Chunk], documents: Sequence[Document]) -> float | None:
     """The share of tagged chunks whose model is one of the prompts' example models although their document (in
     a stream: the source document under the chunk's midpoint) never names it: copied from the prompt, not read.

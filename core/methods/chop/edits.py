@@ -20,11 +20,9 @@ from typing import Any
 from core.errors import ChunkLensError
 from core.jsonio import loads_checked
 from core.methods.chop.cnm import CNM, prefix_text
+from core.methods.chop.evidence import BY_HAND, sources_text
 from core.model import Chunk
 from core.storage import locked, write_atomically
-
-#: where a part of a tag typed in the inspector came from
-BY_HAND = "corrected by hand"
 
 
 @dataclass
@@ -98,12 +96,6 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
             c.prefix = prefix_text(run_cnm[start])
     changed = sum(1 for c, old in zip(out, before) if c.embed_text != old)
     return out, changed
-
-
-def sources_text(sources: Mapping[str, str] | None) -> str:
-    """Where each part of a tag came from, for a person checking it: "model: title · category: description"."""
-    sources = sources or {}
-    return " · ".join(f"{part}: {sources[part]}" for part in ("category", "nouns", "model") if sources.get(part))
 
 
 def inspector_rows(chunks: Sequence[Chunk], golds: Sequence[Mapping[str, Any] | None]) -> list[dict[str, Any]]:

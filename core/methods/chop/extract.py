@@ -53,6 +53,7 @@ import numpy as np
 
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.evidence import FREQUENCY, trusted, withheld
 from core.methods.chop.rules import (
     GENERIC_SERIES_WORDS,
     VARIANT_WORDS,
@@ -81,10 +82,6 @@ NOUN_METHOD = "tfidf"
 FIRST_PAGE = 2000  # characters of a run that count as its first page
 #: the category's source when nothing states the product type: the inspector shows the part as unknown, and why
 UNKNOWN_CATEGORY = "unknown: no title, heading or opening line states the product type"
-#: a model only a token's frequency points to (named in no title or heading, nor on the run's first page) is left
-#: unknown: on the one set where the extractor falls back to it (a joined stream of 19 manuals without titles) it
-#: named 0 of 74 chunks' models, while a first-page model named 341 of 1,095 and a title's every one
-UNKNOWN_MODEL = "unknown: no title, heading or first page names a model (the most distinctive token: {token})"
 COVER = 4000  # characters after a run's start in which a title line (a table of contents) belongs to the run
 LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
@@ -107,6 +104,7 @@ _DESCRIBED = re.compile(r"(?:(?:^|[,;:]\s*|\b(?:is|as)\s+)(?:an?|the)\s+|\)\s*(?
                         re.IGNORECASE | re.MULTILINE)
 _COPULA = frozenset(("is", "are", "was", "were", "be", "been"))
 _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
+
 
 
 def _norm_line(line: str) -> str:
@@ -234,7 +232,7 @@ def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
 class ExtractCnm:
     """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
 
-    version = "extract:v4"
+    version = "extract:v5"
     label = "extractor (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
@@ -411,13 +409,14 @@ class ExtractCnm:
             models = self.distinctive_models(text)
             if models:
                 on_first_page = models[0][0] in models_in(text[:FIRST_PAGE], self.library.series)
-                if on_first_page:
-                    name.model, sources["model"] = models[0][0], "first page"
-                else:  # a frequency alone is a guess: unknown, saying what it would have been
-                    sources["model"] = UNKNOWN_MODEL.format(token=models[0][0])
+                name.model, sources["model"] = models[0][0], "first page" if on_first_page else FREQUENCY
         if not name.category and (described := described_type(text)):
             name.category, sources["category"] = described, "description"
-        if not name.category:
+        for part in ("category", "model"):  # evidence too often wrong on the sets with gold tags: unknown, and why
+            if (value := getattr(name, part)) and not trusted(sources[part]):
+                setattr(name, part, None)
+                sources[part] = withheld(sources[part], value)
+        if not name.category and "category" not in sources:
             # a phrase frequent in this manual is one of its subjects, not its product type: on every set with
             # gold tags it never named the category, so the part stays unknown and says why
             sources["category"] = UNKNOWN_CATEGORY

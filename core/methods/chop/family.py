@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM
-from core.methods.chop.edits import BY_HAND, CnmEdit, apply_edits
+from core.methods.chop.edits import CnmEdit, apply_edits
+from core.methods.chop.evidence import BY_HAND
 from core.methods.chop.rules import VARIANT_WORDS
 from core.model import Chunk
 

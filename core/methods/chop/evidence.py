@@ -1,0 +1,98 @@
+"""How far each part of a CNM tag can be trusted, read from where the part came from.
+
+The `extract` backend and the family corrections say, for each part of a tag, where it came from
+(`meta["cnm_sources"]`: a title, a heading, the first page, a description, a keyphrase, a person's correction, a
+correction carried over from another manual of the family). Each kind of evidence has a confidence: the share of
+parts it gave that matched the gold tag, pooled over every set with gold tags (`python -m bench.cnm`, whose
+`by_source` key counts them per set; docs/METHODS.md has the table). A part whose evidence is below `THRESHOLD`
+is not given: the extractor leaves it empty and the inspector shows it as unknown, with why and with what it would
+have been. A person's correction is taken as certain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+#: the source of a part a person typed in the CNM inspector (or gave in a `--cnm-examples` file)
+BY_HAND = "corrected by hand"
+#: the source of a part carried from another manual's correction (`core.methods.chop.family`)
+FAMILY = "family"
+#: a model that only a token's frequency in the run points to (no title, heading or first page names it)
+FREQUENCY = "frequency"
+UNKNOWN = "unknown"
+
+#: each kind of evidence's confidence: the share of the parts it gave that were right, over the chunks of every set
+#: with gold tags (sample, eurorack and Galaxy, separate and joined, and the two Debian PDFs), both parts pooled;
+#: measured by `python -m bench.cnm --one-example` (its `by_source` counts), rounded down to two places
+CONFIDENCE: dict[str, float] = {
+    BY_HAND: 1.0,  # a person's word is not measured against the gold; it is the gold's kind
+    "title": 0.96,  # 1,642 right, 61 wrong (a Galaxy title's words read as a product type)
+    "heading": 0.99,  # 332 right, 3 wrong
+    "description": 1.0,  # 126 right ("X is a ..." in the Debian manuals)
+    FAMILY: 0.85,  # 57,781 right, 9,548 wrong (a phone's type carried to the tablets and the band)
+    "first page": 0.31,  # 341 right, 754 wrong (the joined Galaxy manuals, where 7 never name their model)
+    FREQUENCY: 0.0,  # 0 right, 74 wrong
+}
+#: below this, a part is not given (the extractor says "unknown" and why)
+THRESHOLD = 0.5
+PARTS = ("category", "nouns", "model")
+
+
+def evidence_kind(source: str | None) -> str | None:
+    """The kind of evidence a part's source string names (`CONFIDENCE`'s keys, `UNKNOWN` or "keyphrase"), None
+    when there is no source (the rule and prompted backends do not say where a part came from)."""
+    if not source:
+        return None
+    if source.startswith(UNKNOWN):
+        return UNKNOWN
+    if source.startswith(FAMILY) or source.startswith("its own title"):
+        return FAMILY
+    return source
+
+
+def part_confidence(source: str | None) -> float | None:
+    """The confidence of a part that came from `source`; 0 for an unknown part, None when nothing is known."""
+    kind = evidence_kind(source)
+    if kind is None:
+        return None
+    return 0.0 if kind == UNKNOWN else CONFIDENCE.get(kind)
+
+
+def trusted(source: str) -> bool:
+    """Whether a part that came from `source` is given: its kind of evidence is at or above `THRESHOLD`."""
+    return CONFIDENCE.get(evidence_kind(source) or "", 0.0) >= THRESHOLD
+
+
+def withheld(source: str, value: str) -> str:
+    """The reason an untrusted part is left unknown, saying what it would have been: "unknown: only the first
+    page named it, and the first page was right on 31% of the parts it gave on the sets with gold tags (it read:
+    Galaxy S9)". `withheld_guess` reads the source and the value back."""
+    return _WITHHELD.format(source=source, share=f"{CONFIDENCE.get(source, 0.0):.0%}", value=value)
+
+
+def withheld_guess(source: str | None) -> tuple[str, str] | None:
+    """(source, value) of a part `withheld` left unknown; None for any other source."""
+    found = _WITHHELD_READ.match(source or "")
+    return (found["source"], found["value"]) if found else None
+
+
+_WITHHELD = ("unknown: only the {source} named it, and the {source} was right on {share} of the parts it gave on the "
+             "sets with gold tags (it read: {value})")
+_WITHHELD_READ = re.compile(r"unknown: only the (?P<source>.+?) named it, and the (?P=source) was right on \d+% of "
+                            r"the parts it gave on the sets with gold tags \(it read: (?P<value>.+)\)$")
+
+
+def sources_text(sources: Mapping[str, str] | None) -> str:
+    """Where each part of a tag came from and how far it can be trusted, for a person checking it:
+    "category: title (1.00) · model: first page (0.97)". Nouns have no gold, so no confidence."""
+    sources = sources or {}
+    out = []
+    for part in PARTS:
+        source = sources.get(part)
+        if not source:
+            continue
+        confidence = part_confidence(source) if part != "nouns" else None
+        known = confidence is not None and evidence_kind(source) != UNKNOWN
+        out.append(f"{part}: {source}" + (f" ({confidence:.2f})" if known else ""))
+    return " · ".join(out)
