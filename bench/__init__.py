@@ -19,7 +19,7 @@ import core.catalog  # noqa: F401  (the composition root: every chunker, method 
 def run_cli(main: Callable[[], Any]) -> int:
     """A benchmark's `main()` as a command: a ChunkLensError (bad data folder, settings) is one line on stderr and
     exit status 2, not a traceback."""
-    from core.errors import ChunkLensError
+    from core.infra.errors import ChunkLensError
 
     try:
         main()

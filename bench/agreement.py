@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from core.__main__ import _quiet_libraries
-    from core.errors import ChunkLensError
     from core.evaluation.agreement import agreement_table, report_agreement
     from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.infra.errors import ChunkLensError
     from core.ingest.datasets import load_dataset, select_documents
     from core.services import build_services, needs_of
     from core.settings import Settings

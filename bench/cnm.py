@@ -50,8 +50,8 @@ def _dataset(name: str) -> list[Any] | None:
 
 
 def _debian() -> list[Any]:
+    from core.infra.jsonio import loads_checked
     from core.ingest.documents import load_file
-    from core.jsonio import loads_checked
 
     gold = loads_checked((DEBIAN / "gold.json").read_bytes())["documents"]
     return [replace(load_file(DEBIAN / name), cnm={"category": g["category"], "model": g["model"]})

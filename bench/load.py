@@ -52,7 +52,7 @@ import psutil
 
 from bench import run_cli, write_json
 from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
 LIB_ID = "loadbench01"
@@ -103,9 +103,9 @@ def data_folder(workspace: Path, docs: int, chars: int | None = None) -> Path:
 
 def prepare_library(workspace: Path, docs: int, chars: int | None) -> dict[str, Any]:
     """Put the set into library LIB_ID of the workspace (no model is loaded here); what the sessions will see."""
+    from core.infra.workspace import Workspace
     from core.ingest.library import Library
     from core.workbench import DEFAULT_SPECS, make_corpus
-    from core.workspace import Workspace
 
     ws = Workspace.open(workspace)
     lib = Library(ws.uploads, LIB_ID)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fault_server import FAULTS
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -1,4 +1,5 @@
-"""How long the page view takes to draw a page of a PDF (core/pageview.py, Chunk & compare's "Chunks on the page").
+"""How long the page view takes to draw a page of a PDF (core/outputs/pageview.py, Chunk & compare's "Chunks on
+the page").
 
     python -m bench.pageview [--pdf tests/fixtures/debian/libtasn1.pdf] [--chunker naive-500t] [--repeat 5] [--json OUT]
 
@@ -32,9 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the figures here")
     args = parser.parse_args(argv)
 
-    from core import figures, pageview
     from core.chunkers.registry import make_chunker
     from core.ingest.documents import load_bytes
+    from core.outputs import figures, pageview
 
     data = args.pdf.read_bytes()
     t0 = time.perf_counter()

@@ -43,7 +43,7 @@ from typing import Any
 import psutil
 
 from bench import run_cli, write_json
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "chroma_eval"

@@ -42,7 +42,7 @@ import numpy as np
 
 from bench import run_cli, run_offline
 from bench.perf import RssPeak, machine
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 from core.settings import retrieval_from_flags
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""How long the downloadable HTML report takes to make (core/report_html.py), for the guided demo's report.
+"""How long the downloadable HTML report takes to make (core/outputs/report_html.py), for the guided demo's report.
 
     python -m bench.report [--report docs/results/demo_reranked.json] [--repeat 5] [--cli] [--json OUT]
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     import plotly.express  # noqa: F401  (what the figures import; timed apart from the rendering)
 
     from core.evaluation.report import load_reports
-    from core.report_html import render_html
+    from core.outputs.report_html import render_html
     imports = time.perf_counter() - t0
 
     t0 = time.perf_counter()

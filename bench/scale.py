@@ -57,7 +57,7 @@ import numpy as np
 
 from bench import run_cli, run_offline
 from bench.perf import RssPeak, machine, release_memory
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 if TYPE_CHECKING:
     from bench.local_servers import ChromaServer
@@ -564,8 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     from core.chunkers.base import ChunkerContext
     from core.chunkers.registry import make_chunker
+    from core.infra.keys import KeyRing
     from core.ingest.datasets import load_dataset
-    from core.keys import KeyRing
     from core.store.embedders import make_embedder
 
     dataset = load_dataset(args.data)
@@ -576,7 +576,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     setup: dict[str, float] = {}
     t0 = time.perf_counter()
     # no cache_dir: no vector cache, every text is computed; an openai:<model> embedder gets the server's key for
-    # api.openai.com or OPENAI_BASE_URL (core.keys)
+    # api.openai.com or OPENAI_BASE_URL (core.infra.keys)
     embedder = make_embedder(args.embedder, api_key=KeyRing.operator(()).key_for(None))
     embedder.embed(["Warm the model up."])
     setup["embedder_load"] = round(time.perf_counter() - t0, 3)

@@ -1,5 +1,5 @@
 """The Documents page's export / import panel: one zip for this library, or a zip merged into it. The archive
-logic (what goes in, what is refused, what is merged) is `core.archive`; this only draws it."""
+logic (what goes in, what is refused, what is merged) is `core.outputs.archive`; this only draws it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import streamlit as st
 
 from components import state
 from components.html import md_escape
-from core.archive import MAX_ARCHIVE_BYTES, export_archive, import_archive
-from core.errors import ChunkLensError
-from core.uploads import limit_mb, read_upload
+from core.infra.errors import ChunkLensError
+from core.infra.uploads import limit_mb, read_upload
+from core.outputs.archive import MAX_ARCHIVE_BYTES, export_archive, import_archive
 
 
 def render() -> None:

@@ -1,9 +1,10 @@
-"""The app's Plotly figures. They are plain Plotly (no Streamlit) and live in `core.figures`, where the HTML report
-(core/report_html.py) draws them too; this module re-exports them for the pages and components."""
+"""The app's Plotly figures. They are plain Plotly (no Streamlit) and live in `core.outputs.figures`, where the
+HTML report (core/outputs/report_html.py) draws them too; this module re-exports them for the pages and
+components."""
 
 from __future__ import annotations
 
-from core.figures import (
+from core.outputs.figures import (
     COLOURS,
     STRIP_COLOURS,
     bars,

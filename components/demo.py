@@ -8,11 +8,11 @@ import streamlit as st
 from components import charts, state
 from components.html import md_escape
 from components.progress import progress_status
-from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
 from core.evaluation.verdicts import interval_rows
-from core.report_html import render_html
+from core.infra.errors import ChunkLensError
+from core.outputs.report_html import render_html
 from core.workbench import DEFAULT_SPECS, guided_demo
 
 

@@ -9,8 +9,8 @@ import streamlit as st
 
 from components import state
 from components.html import md_escape
-from core.errors import ChunkLensError
 from core.evaluation.questions import DESIGNS
+from core.infra.errors import ChunkLensError
 from core.ingest.library import Library
 from core.workbench import generate_library_set, generated_set_trust
 

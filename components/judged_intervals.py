@@ -12,9 +12,9 @@ import streamlit as st
 
 from components.html import md_escape
 from components.progress import progress_status
-from core.errors import ChunkLensError
 from core.evaluation.report import metric_cell
 from core.evaluation.verdicts import ahead_of, closest_gap
+from core.infra.errors import ChunkLensError
 from core.ingest.datasets import QADataset
 from core.services import Services
 from core.store.retrieval import RetrievalSettings

@@ -8,10 +8,10 @@ import streamlit as st
 
 from components import confirm
 from components.html import md_escape
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
+from core.infra.uploads import limit_mb, read_upload
 from core.ingest.judged import export_zip
 from core.ingest.library import Library
-from core.uploads import limit_mb, read_upload
 
 _MAX_ZIP_BYTES = 50 * 2**20
 

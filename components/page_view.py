@@ -14,7 +14,15 @@ from core.ingest.documents import Document
 from core.ingest.library import Library
 from core.methods.chop.cnm import CNM
 from core.model import Chunk
-from core.pageview import PageViewError, PlacedSpan, evidence_spans, load_page, place_chunks, place_spans, viewable
+from core.outputs.pageview import (
+    PageViewError,
+    PlacedSpan,
+    evidence_spans,
+    load_page,
+    place_chunks,
+    place_spans,
+    viewable,
+)
 from core.services import Services
 from core.workbench import unread_parts
 

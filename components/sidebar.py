@@ -13,9 +13,9 @@ import streamlit as st
 
 from components import state
 from components.html import md_escape, retrieval_text
+from core.infra.urls import redact_url
 from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
 from core.settings import Settings, save_choices, save_settings, visitor_choice, without_addresses
-from core.urls import redact_url
 
 _LLM_LABELS = {"extract": "extractor that learns the library (no model)", "rule": "rule-based lexicon (no model)",
                "llamacpp": "local SmolLM2 (llama.cpp, JSON)",

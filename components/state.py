@@ -11,16 +11,16 @@ from pathlib import Path
 import streamlit as st
 
 from components.html import md_escape
-from core.errors import ChunkLensError, ConfigError, StoreError
+from core.infra.errors import ChunkLensError, ConfigError, StoreError
+from core.infra.keys import KeyRing
+from core.infra.workspace import Workspace
 from core.ingest.library import Library, new_library_id, valid_library_id
-from core.keys import KeyRing
 from core.llm.budget import RequestBudget, start_budget
 from core.pipeline import corpus_fingerprint
 from core.server_config import ServerConfig, load_server_config, resolve_mode
 from core.services import MAX_CACHED_SERVICES, Services, build_services
 from core.settings import Settings, load_choices, load_settings_checked, session_settings, settings_path
 from core.workbench import MAX_SPECS_SHARED, Corpus, make_corpus, restore_runs
-from core.workspace import Workspace
 
 
 def through_app() -> None:
@@ -122,7 +122,7 @@ def show_problems() -> None:
 
 def keys() -> KeyRing:
     """Which key goes where for this session: the server's key only to the operator's base URLs, the key typed
-    in this session only where this session points (core.keys)."""
+    in this session only where this session points (core.infra.keys)."""
     config = server_config()
     return KeyRing.operator([config.embedder_base_url, config.llm_base_url, config.rerank_model],
                             session_key=st.session_state.get("api_key") or None)

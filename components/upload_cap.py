@@ -1,4 +1,4 @@
-"""A server-side limit on everything one browser session has uploaded (core.uploads.check_session_total).
+"""A server-side limit on everything one browser session has uploaded (core.infra.uploads.check_session_total).
 
 Streamlit's upload handler stores each file a visitor picks in its `MemoryUploadedFileManager` as soon as it
 arrives, before any script runs, and checks only `server.maxUploadSize` per file. The per-widget limits live in
@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from core.uploads import SessionUploadsFull, check_session_total
+from core.infra.uploads import SessionUploadsFull, check_session_total
 
 _MARK = "_chunklens_session_cap"
 
@@ -51,7 +51,7 @@ def cap_session_uploads(manager: Any, cap_bytes: int) -> None:
 def file_limit_mb(max_upload_mb: int, session_mb: int) -> int:
     """The largest single upload any of the app's widgets accepts on this server: a document (the operator's
     `max_upload_mb`) or a ChunkLens archive (MAX_ARCHIVE_BYTES), never more than a session may hold at all."""
-    from core.archive import MAX_ARCHIVE_BYTES
+    from core.outputs.archive import MAX_ARCHIVE_BYTES
 
     return max(1, min(max(max_upload_mb, -(-MAX_ARCHIVE_BYTES // 2**20)), session_mb))
 

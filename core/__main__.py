@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import core.catalog  # noqa: F401  (the composition root: every chunker, method and service)
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 EXIT_USAGE = 2
 
@@ -194,7 +194,7 @@ def settings_from_flags(args: argparse.Namespace):
     ConfigError line. Bench and export build their services from it, as the app does from its settings."""
     from pydantic import ValidationError
 
-    from core.errors import ConfigError
+    from core.infra.errors import ConfigError
     from core.settings import Settings, parse_host_port, retrieval_from_flags
     retrieval = retrieval_from_flags(getattr(args, "retrieval", None), getattr(args, "fusion", None),
                                      getattr(args, "lexical_weight", None))
@@ -225,11 +225,11 @@ def settings_from_flags(args: argparse.Namespace):
 def _services(settings, needs: set[str]):
     """The services the chunkers need (`core.services.needs_of`), through the app's builder; the callers check
     flags and specs first, so they fail before any slow work."""
-    from core.keys import KeyRing
+    from core.infra.keys import KeyRing
     from core.services import build_services
 
     _quiet_libraries()
-    # the command line is the operator's: its base URLs may receive the server's key (core.keys)
+    # the command line is the operator's: its base URLs may receive the server's key (core.infra.keys)
     keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url, settings.rerank_model])
     return build_services(settings, keys, needs=needs)
 
@@ -281,7 +281,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from core.chunkers.registry import make_chunker
-    from core.export import FORMATS, records, write
+    from core.outputs.export import FORMATS, records, write
     from core.pipeline import chunk_documents
     from core.services import needs_of
     from core.workbench import folder_documents, make_corpus
@@ -325,7 +325,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 def _question_documents(paths: list[Path]):
     """The documents behind --data: each folder's (a qa-spans corpus, or its PDF / DOCX / TXT / Markdown files) and
     each file's, doc ids made unique in the order given."""
-    from core.errors import GenerationError
+    from core.infra.errors import GenerationError
     from core.ingest.documents import load_file
     from core.workbench import folder_documents
 
@@ -348,8 +348,8 @@ def _question_documents(paths: list[Path]):
 
 
 def cmd_questions(args: argparse.Namespace) -> int:
-    from core.errors import GenerationError
     from core.evaluation.questions import check_out_folder, generate_questions, write_set
+    from core.infra.errors import GenerationError
 
     if args.n < 1:
         raise GenerationError("--n must be at least 1")
@@ -372,7 +372,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from core.evaluation.report import load_reports
-    from core.report_html import check_report, render_html
+    from core.outputs.report_html import check_report, render_html
 
     if not args.report.is_file():
         raise ChunkLensError(f"{args.report}: no such file")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 from core.ingest.documents import Document
 
 #: what the vector store keeps beside a chunk, for a retrieval policy to filter on

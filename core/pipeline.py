@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunker
+from core.infra.storage import write_atomically
 from core.ingest.documents import Document
 from core.model import Chunk, SpanMismatch, check_spans
 from core.spans import Span
-from core.storage import write_atomically
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore, collection_name
 from core.store.lexical import LexicalIndex, LexicalStore, lexical_name

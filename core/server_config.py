@@ -21,10 +21,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
+from core.infra.urls import redact_url
+from core.infra.workspace import default_root
 from core.store.embeddings import BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
-from core.urls import redact_url
-from core.workspace import default_root
 
 CONFIG_FILE = "server.toml"
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError, ConfigError
-from core.keys import KeyRing
+from core.infra.errors import ChunkLensError, ConfigError
+from core.infra.keys import KeyRing
+from core.infra.urls import redact_url
+from core.infra.workspace import Workspace
 from core.settings import Settings
 from core.store.embedders import make_embedder
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore
-from core.urls import redact_url
-from core.workspace import Workspace
 
 if TYPE_CHECKING:
     from core.llm.base import LLMClient
@@ -132,7 +132,7 @@ def build_services(settings: Settings, keys: KeyRing | None = None,
                    needs: Collection[str] | None = None) -> Services:
     """The services `settings` names; with `needs`, only the named ones beyond the embedder and store.
 
-    `keys` says which API key may go to which base URL (`core.keys`). Without one, the server's key goes only to
+    `keys` says which API key may go to which base URL (`core.infra.keys`). Without one, the server's key goes only to
     api.openai.com and OPENAI_BASE_URL: a caller whose settings name other addresses it trusts (the command line)
     says so with `KeyRing.operator`."""
     keys = keys or KeyRing.operator(())

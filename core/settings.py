@@ -20,8 +20,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core.infra.workspace import default_root
 from core.store.embeddings import BUNDLED_MINILM_FP32
-from core.workspace import default_root
 
 SETTINGS_FILE = "settings.json"
 
@@ -141,7 +141,7 @@ def without_addresses(settings: Settings) -> Settings:
 
 def save_choices(folder: Path, settings: Settings) -> None:
     """Keep a visitor's choices with their library (`folder`), so reopening its address finds them."""
-    from core.storage import write_atomically
+    from core.infra.storage import write_atomically
 
     folder.mkdir(parents=True, exist_ok=True)
     choices = {name: getattr(settings, name) for name in VISITOR_FIELDS}
@@ -161,7 +161,7 @@ def load_choices(folder: Path) -> dict:
 def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | float | None):
     """RetrievalSettings from command-line values, the Settings defaults where a flag is not given; a bad value is
     a ConfigError with one line."""
-    from core.errors import ConfigError
+    from core.infra.errors import ConfigError
     from core.store.retrieval import RetrievalSettings
 
     defaults = Settings.model_fields
@@ -286,7 +286,7 @@ def save_settings(settings: Settings, root: Path | None = None) -> Path | None:
         kept = keep_aside(path)
     except OSError:  # none saved yet, or unreadable: replaced as always
         pass
-    from core.storage import write_atomically
+    from core.infra.storage import write_atomically
 
     write_atomically(path, settings.model_dump_json(indent=2), durable=True)
     return kept

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import tiktoken
 
-from core.storage import write_atomically
+from core.infra.storage import write_atomically
 
 DEFAULT_ENCODING = "cl100k_base"
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"

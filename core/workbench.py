@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError, ConfigError
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
@@ -29,9 +28,10 @@ from core.evaluation.pooling import PoolDepth, pool_depth
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import QuestionScore, RelevanceCounter, SourceOf, evaluate, same_document, score_question
 from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
+from core.infra.errors import ChunkLensError, ConfigError
+from core.infra.jsonio import loads_checked
 from core.ingest.datasets import QADataset, Question, check_question, corpus_jsonl, joined, questions_jsonl
 from core.ingest.documents import Document, join_documents
-from core.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
 from core.methods.chop.cnm import cnm_backend_of
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run

@@ -10,13 +10,13 @@ import streamlit as st
 from components import charts, judged_panel, state
 from components.html import md_escape
 from components.progress import progress_status
-from core.errors import ChunkLensError, SetExists
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
+from core.infra.errors import ChunkLensError, SetExists
+from core.infra.uploads import limit_mb, read_upload
 from core.ingest.datasets import MAX_QA_BYTES
-from core.report_html import render_html
+from core.outputs.report_html import render_html
 from core.settings import parse_ks
-from core.uploads import limit_mb, read_upload
 from core.workbench import DEFAULT_SPECS, benchmark
 
 state.through_app()

@@ -9,9 +9,9 @@ from components import charts, page_view, state, traces
 from components.html import chunk_spans_html, md_escape
 from components.progress import progress_status
 from core.chunkers.registry import available
-from core.errors import ChunkLensError
-from core.export import records, to_csv, to_jsonl
-from core.report_pages import app_settings, chunking_report_html
+from core.infra.errors import ChunkLensError
+from core.outputs.export import records, to_csv, to_jsonl
+from core.outputs.report_pages import app_settings, chunking_report_html
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, unread_parts, unread_share_of
 
 state.through_app()

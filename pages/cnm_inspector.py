@@ -11,11 +11,11 @@ import streamlit as st
 
 from components import confirm, state
 from components.html import md_escape
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
+from core.infra.uploads import limit_mb, read_upload
 from core.methods.chop.edits import CnmEdit, EditLog, edits_from_rows, export_tags, inspector_rows
 from core.methods.chop.family import hand_examples, propose
 from core.pipeline import run_key
-from core.uploads import limit_mb, read_upload
 from core.workbench import (
     MAX_TAGS_BYTES,
     apply_cnm_edits,

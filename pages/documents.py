@@ -7,7 +7,7 @@ import streamlit as st
 
 from components import archive_panel, confirm, generate_panel, state
 from components.html import md_escape
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 from core.ingest.documents import SUPPORTED_SUFFIXES
 from core.tokens import count_tokens
 from core.workbench import sample_folder

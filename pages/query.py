@@ -8,14 +8,14 @@ import streamlit as st
 from components import charts, judged_intervals, judging, state
 from components.html import hit_card_html, md_escape, query_tags_html, retrieval_text
 from components.progress import progress_status
-from core.errors import ChunkLensError
 from core.evaluation.collisions import question_grid
 from core.evaluation.judging import corpus_question, record_judgment, verdict
 from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
+from core.infra.errors import ChunkLensError
 from core.ingest.datasets import MAX_QUESTION_CHARS
 from core.ingest.judged import QID_PREFIX
-from core.report_pages import app_settings, query_report_html
+from core.outputs.report_pages import app_settings, query_report_html
 from core.workbench import (
     answer_each,
     ask_all,

@@ -21,7 +21,7 @@ with atheris.instrument_imports():
     import docx  # noqa: F401  (instrumented so coverage guides the fuzzer through python-docx)
     import pypdfium2  # noqa: F401  (its Python side; PDFium itself is C++, fuzzed by OSS-Fuzz)
 
-    from core.errors import DocumentError
+    from core.infra.errors import DocumentError
     from core.ingest.documents import SUPPORTED_SUFFIXES, load_bytes
 
 

@@ -54,7 +54,7 @@ def cached_minilm(minilm, tmp_path_factory):
 
 @pytest.fixture()
 def workspace(tmp_path):
-    from core.workspace import Workspace
+    from core.infra.workspace import Workspace
 
     return Workspace.open(tmp_path / "ws")
 

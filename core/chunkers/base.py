@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.chunkers.splitting import document_token_windows
-from core.errors import ConfigError, Stopped
+from core.infra.errors import ConfigError, Stopped
 from core.ingest.documents import Document
 from core.model import Chunk, Chunking, RetrievalPolicy, StoreValue
 from core.tokens import prefetch_token_map, token_map

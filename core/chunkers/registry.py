@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from core.chunkers.base import NEED_NAMES, Chunker, ChunkerContext, MetadataPrefix, TitleRouting
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 
 REGISTRY: dict[str, type[Chunker]] = {}
 

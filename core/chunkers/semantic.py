@@ -18,7 +18,7 @@ from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chun
 from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunking
 

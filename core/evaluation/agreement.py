@@ -15,8 +15,8 @@ from typing import Any
 
 from scipy.stats import kendalltau
 
-from core.errors import ChunkLensError
-from core.jsonio import loads_checked
+from core.infra.errors import ChunkLensError
+from core.infra.jsonio import loads_checked
 
 #: the metrics the rankings are compared by (issue: MRR@10 and Hit@5)
 AGREEMENT_METRICS = ("mrr@10", "hit@5")

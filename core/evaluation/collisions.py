@@ -1,6 +1,6 @@
 """Where retrieved chunks come from, against where the answer is: the picture CHOP exists for.
 
-Two plain-data views, drawn by the app and the HTML report (core/figures.py):
+Two plain-data views, drawn by the app and the HTML report (core/outputs/figures.py):
 - `question_grid`: for one question, every chunker's top-k as (rank, source document, holds gold?) cells, with
   the chunker's wrong_doc@k.
 - `top1_collisions`: over a QA set, for each chunker and each gold document, the share of the questions about

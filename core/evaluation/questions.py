@@ -71,8 +71,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.errors import GenerationError
 from core.evaluation.metrics import Span
+from core.infra.errors import GenerationError
 from core.ingest.datasets import MAX_QUESTION_CHARS, Question, corpus_jsonl, questions_jsonl
 from core.ingest.documents import Document
 from core.llm.base import ChatAnswer, ChatRequest, LLMClient, LLMError

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import ChunkLensError
 from core.evaluation.agreement import agreement_table
 from core.evaluation.verdicts import better_first, gain
-from core.jsonio import loads_checked
+from core.infra.errors import ChunkLensError
+from core.infra.jsonio import loads_checked
 
 EXTRAS = {
     "wall s": lambda r: sum(r["seconds"].values()),

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.errors import DatasetError
+from core.infra.errors import DatasetError
+from core.infra.jsonio import loads_checked
 from core.ingest.documents import MAX_TEXT_CHARS, Document, join_documents
-from core.jsonio import loads_checked
 from core.spans import Span
 
 #: the largest corpus.jsonl or questions.jsonl an upload may be: over ten times the largest set we know (chroma_eval's

@@ -19,7 +19,7 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from core.errors import DocumentError
+from core.infra.errors import DocumentError
 from core.ingest import pdf as pdf_reader
 from core.ingest import worker
 

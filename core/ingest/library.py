@@ -5,7 +5,7 @@ each other's documents; reopening the URL after a restart finds the same library
 its extracted text are both stored: extraction runs once per file.
 
 Several sessions (or processes) may still work on one library at once, e.g. two tabs on the same URL: every
-read-change-write of the library's files runs under the library's lock (`core.storage.locked` on
+read-change-write of the library's files runs under the library's lock (`core.infra.storage.locked` on
 `<library>/.lock`), and every file is written atomically (durably for what the user would lose), so no upload,
 removal or QA set of one session is lost to another's.
 """
@@ -26,11 +26,11 @@ from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 
-from core.errors import DatasetError, DocumentError, SetExists
+from core.infra.errors import DatasetError, DocumentError, SetExists
+from core.infra.storage import locked, remove_path, stale_temporaries, sync_folder, write_atomically
 from core.ingest.datasets import QADataset, Question, load_dataset
 from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
 from core.ingest.judged import JudgedSet, read_zip
-from core.storage import locked, remove_path, stale_temporaries, sync_folder, write_atomically
 
 _ID_RE = re.compile(r"[a-z0-9]{6,32}")  # whole ids only (fullmatch): `$` would let "abcdef\n" through
 JUDGED_SET_NAME = "judged in the app"  # the name a library's own set goes by where no QA set names it

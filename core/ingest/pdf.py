@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from core.errors import DocumentError
+from core.infra.errors import DocumentError
 
 #: Stored with every PDF's text (`Document.loader`). Text from another loader (pypdf, before this one) has other
 #: offsets, so the page view refuses it and asks for the file to be read again; bump this when the text changes.

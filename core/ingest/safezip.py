@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 from typing import IO
 
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 
 class ArchiveError(ChunkLensError):

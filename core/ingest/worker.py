@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import DocumentError
+from core.infra.errors import DocumentError
 
 #: What one file may cost its worker. PDFium holds a page's objects at a time; 1 GB of address space is several
 #: times what the largest real manual needs (a 2,000-page PDF reads in about 300 MB) and a fraction of a server.

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
+from core.infra.storage import open_cache
 from core.llm.budget import budget_scope, current_budget
-from core.storage import open_cache
 
 
 class LLMError(ChunkLensError):

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 HOUR = 3600.0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.llm.base import AnswerCache, LLMClient
 
 

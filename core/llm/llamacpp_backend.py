@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.llm.base import ChatAnswer, ChatRequest, LLMError
 from core.llm.local_model import bundled_gguf
 

@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
+from core.infra.storage import new_folder
 from core.llm.base import ChatAnswer, ChatRequest
-from core.storage import new_folder
 
 BUNDLED_SMOLLM2 = "bundled:smollm2-135m-instruct"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

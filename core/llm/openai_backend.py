@@ -7,7 +7,7 @@ client turns that into an answer with `error` set, which is never cached, so a r
 comes from the app session or OPENAI_API_KEY; it is never logged, printed, part of a cache key, or carried in an
 error: a server's error body may quote it, so status errors are not chained and their text is redacted
 (tests/test_secrets.py). A password in the base URL (`http://user:pass@host/v1`) goes only to the client: key,
-label, repr and error lines show the address through `core.urls.redact_url`.
+label, repr and error lines show the address through `core.infra.urls.redact_url`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import os
 import time
 from typing import Any
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
+from core.infra.urls import redact_url
 from core.llm.base import ChatAnswer, ChatRequest, LLMError
-from core.urls import redact_url
 
 
 class OpenAICompatibleChat:
@@ -29,7 +29,7 @@ class OpenAICompatibleChat:
                  max_retries: int = 3, max_concurrency: int = 4, json_mode: str | None = None) -> None:
         import openai
 
-        key = api_key  # never read from the environment here: core.keys decides which key may go to base_url
+        key = api_key  # never read from the environment here: core.infra.keys decides which key may go to base_url
         if not key and not (base_url or os.environ.get("OPENAI_BASE_URL")):
             raise ConfigError("the OpenAI backend needs an API key (OPENAI_API_KEY or the settings) or a base URL")
         if not model:

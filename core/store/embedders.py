@@ -10,7 +10,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from core.storage import temporary_sibling
+from core.infra.storage import temporary_sibling
 from core.store.embeddings import (
     BUNDLED_MINILM_FP32,
     BUNDLED_MINILM_INT8,

@@ -28,9 +28,9 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from core.errors import ConfigError, EmbeddingError
-from core.storage import open_cache
-from core.urls import redact_url
+from core.infra.errors import ConfigError, EmbeddingError
+from core.infra.storage import open_cache
+from core.infra.urls import redact_url
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 BUNDLED_MINILM_FP32 = "bundled:minilm-fp32"  # core.store.onnx_embedder: the same model and arithmetic on onnxruntime
@@ -228,7 +228,7 @@ class OpenAIEmbedder:
                  api_key: str | None = None, batch_size: int = 128, timeout: float = 60.0) -> None:
         from openai import OpenAI
 
-        key = api_key  # never read from the environment here: core.keys decides which key may go to base_url
+        key = api_key  # never read from the environment here: core.infra.keys decides which key may go to base_url
         if not key and not (base_url or os.environ.get("OPENAI_BASE_URL")):  # a local server needs no key
             raise ConfigError("OpenAI embeddings need OPENAI_API_KEY (or a key in the settings)")
         self.client = OpenAI(api_key=key or "not-needed", base_url=base_url, timeout=timeout, max_retries=3)

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ChunkLensError, ConfigError, StoreError
+from core.infra.errors import ChunkLensError, ConfigError, StoreError
+from core.infra.urls import redact_url
 from core.model import Chunk
-from core.urls import redact_url
 
 QUERY_BATCH = 64
 #: candidates HNSW keeps while it searches (Chroma's default: 100). The graph Chroma builds differs from one build
@@ -45,7 +45,7 @@ class StoreSettings:
 
     def describe(self) -> str:
         """Where the vectors live, as reports and error lines show it: a server without any user name and password
-        in its address (`core.urls.redact_url`)."""
+        in its address (`core.infra.urls.redact_url`)."""
         return f"chroma server {redact_url(self.host)}:{self.port}" if self.host else f"embedded chroma at {self.path}"
 
     def advice(self) -> str:

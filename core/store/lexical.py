@@ -46,8 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.infra.storage import new_folder
 from core.model import Chunk
-from core.storage import new_folder
 
 TOKENIZER_VERSION = "t2"  # bump when `lexical_tokens` changes what it returns
 MANIFEST = "chunklens.json"

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.store.embeddings import (
     BUNDLED_MINILM_FP32,
     BUNDLED_MINILM_INT8,

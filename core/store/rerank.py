@@ -27,11 +27,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from core import text as T
-from core.errors import ChunkLensError, ConfigError
+from core.infra.errors import ChunkLensError, ConfigError
+from core.infra.urls import redact_url
 from core.model import Chunk
 from core.store.embeddings import Embedder
 from core.store.hits import Hit
-from core.urls import redact_url
 
 RERANKERS = ("none", "maxsim", "model")
 #: each reranker's weight in `rerank_order` when a setting names none. maxsim's is the weight `python -m bench.rerank`

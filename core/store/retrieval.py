@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.model import Chunk, RetrievalPolicy
 from core.store.embeddings import Embedder
 from core.store.explain import Explainer

@@ -210,8 +210,8 @@ def test_two_sessions_never_share_documents(tmp_path, monkeypatch):
 
 
 def test_document_text_is_escaped(tmp_path, monkeypatch):
+    from core.infra.workspace import Workspace
     from core.ingest.library import Library
-    from core.workspace import Workspace
 
     monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.infra.workspace import Workspace
 from core.ingest.library import Library
-from core.workspace import Workspace
 from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow

@@ -10,12 +10,12 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.figures import collision_grid
+from core.infra.workspace import Workspace
 from core.ingest.library import Library
-from core.report_pages import app_settings, chunking_report_html, query_report_html
+from core.outputs.figures import collision_grid
+from core.outputs.report_pages import app_settings, chunking_report_html, query_report_html
 from core.services import build_services
 from core.settings import Settings
-from core.workspace import Workspace
 from tests.support.appflow import FAST_SPECS, click
 from tests.support.data import ROOT
 from tests.support.pdfs import sample_manual_pdf

@@ -15,12 +15,12 @@ import pytest
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
+from core.infra.workspace import Workspace
 from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient
 from core.methods.chop.cnm import PromptedCnm
 from core.methods.chop.rules import RuleCnm
-from core.workspace import Workspace
 from tests.support.fakes import ScriptedChat
 
 DEEP = "[" * 100_000  # 100 KB: far past the JSON parser's recursion limit
@@ -39,7 +39,7 @@ def zip_of(members: dict[str, bytes], manifest: bytes | None = None) -> bytes:
 
 
 def test_a_deeply_nested_archive_member_is_left_out_with_a_reason(tmp_path):
-    from core.archive import import_archive
+    from core.outputs.archive import import_archive
 
     ws = Workspace.open(tmp_path / "ws")
     good = json.dumps({"doc_id": "a", "title": "a", "text": "Filter monthly."}).encode()
@@ -51,8 +51,8 @@ def test_a_deeply_nested_archive_member_is_left_out_with_a_reason(tmp_path):
 
 
 def test_a_deeply_nested_manifest_refuses_the_archive(tmp_path):
-    from core.archive import import_archive
     from core.ingest.safezip import ArchiveError
+    from core.outputs.archive import import_archive
 
     ws = Workspace.open(tmp_path / "ws")
     with pytest.raises(ArchiveError, match="manifest.json: not valid JSON: nested too deeply"):
@@ -136,7 +136,7 @@ class EndlessUpload(io.RawIOBase):
 
 
 def test_an_upload_over_its_limit_is_refused_naming_file_size_and_limit():
-    from core.uploads import UploadError, read_upload
+    from core.infra.uploads import UploadError, read_upload
 
     limit = 2**20
     with pytest.raises(UploadError, match=r"^questions\.jsonl: 1\.5 MB, over the 1 MB limit for QA sets$"):

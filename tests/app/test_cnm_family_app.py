@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from core.infra.workspace import Workspace
 from core.ingest.library import Library
 from core.methods.chop.edits import export_tags
-from core.workspace import Workspace
 from tests.support.appflow import click, new_session, run_chunks
 from tests.support.data import shared_dataset
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from core.infra.workspace import Workspace
 from core.ingest.library import Library
-from core.workspace import Workspace
 from tests.support.appflow import click, edit_a_tag, edited_models, new_session, run_chunks, upload
 from tests.support.corpora import MANUAL
 

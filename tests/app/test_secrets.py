@@ -125,7 +125,7 @@ def test_a_typed_key_reaches_only_the_authorization_header(tmp_path, monkeypatch
 
 
 def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
-    from core.keys import KeyRing
+    from core.infra.keys import KeyRing
     from core.llm.base import ChatRequest, LLMError
     from core.services import build_services
     from core.settings import Settings
@@ -156,13 +156,13 @@ def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_
     import io
     import zipfile
 
-    from core.archive import export_archive
     from core.chunkers.base import ChunkerContext
     from core.chunkers.registry import make_chunker
+    from core.infra.workspace import Workspace
     from core.llm.base import ChatRequest, LLMError
+    from core.outputs.archive import export_archive
     from core.services import build_services
     from core.settings import Settings
-    from core.workspace import Workspace
 
     url = llm_server.replace("http://", f"http://alice:{URL_PASSWORD}@")
     settings = Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m", llm_base_url=url,

@@ -9,7 +9,7 @@ import gc
 import weakref
 
 from components import state
-from core.keys import KeyRing
+from core.infra.keys import KeyRing
 from core.services import MAX_CACHED_SERVICES
 from core.settings import Settings
 

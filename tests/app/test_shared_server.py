@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.keys import KeyRing
+from core.infra.keys import KeyRing
 from core.server_config import load_server_config, resolve_mode
 from core.settings import load_settings
 from tests.support.appflow import click
@@ -210,7 +210,7 @@ def test_modes_and_the_operator_file(tmp_path):
     config = load_server_config(path, {"CHUNKLENS_MAX_UPLOAD_MB": "10"})
     assert (config.chroma_server, config.max_upload_mb) == ("10.0.0.9:8000", 10)  # the environment wins
     path.write_text("chroma_server = [\n")
-    from core.errors import ConfigError
+    from core.infra.errors import ConfigError
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_server_config(path, {})
     path.write_text('api_key = "sk-in-a-file"\n')

@@ -12,17 +12,17 @@ import zipfile
 
 import pytest
 
-from core.archive import export_archive, import_archive
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
+from core.infra.workspace import Workspace
 from core.ingest.library import Library, new_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits
 from core.methods.chop.edits import CnmEdit, EditLog, apply_edits
 from core.methods.chop.rules import RuleCnm
+from core.outputs.archive import export_archive, import_archive
 from core.pipeline import chunk_documents, run_key
 from core.settings import Settings, load_settings, save_settings
 from core.workbench import sample_folder
-from core.workspace import Workspace
 from tests.support.archives import DOC, HOSTILE, archive
 
 CANARY = "sk-test-CANARY-archive-4f1c9e"

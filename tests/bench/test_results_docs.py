@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.__main__ import main
-from core.errors import ChunkLensError
 from core.evaluation.report import render_results
+from core.infra.errors import ChunkLensError
 from tests.support.data import ROOT
 
 

@@ -49,8 +49,8 @@ def test_a_page_address_opened_first_after_a_start_gets_the_apps_navigation(tmp_
     """The first visitor after a server start who opens a page's own address (a bookmark of /documents?lib=...)
     gets that page inside the app (its navigation, the Settings sidebar) with the library of the link, not the
     page file run alone under Streamlit's generated navigation."""
+    from core.infra.workspace import Workspace
     from core.ingest.library import Library, new_library_id
-    from core.workspace import Workspace
 
     ws = Workspace.open(tmp_path / "ws")
     lib = Library(ws.uploads, new_library_id())

@@ -7,7 +7,7 @@ import pytest
 
 from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_file
-from core.pageview import load_page, place_chunks
+from core.outputs.pageview import load_page, place_chunks
 from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav
 from tests.support.data import ROOT
 

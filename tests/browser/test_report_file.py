@@ -10,7 +10,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from core.report_html import render_html
+from core.outputs.report_html import render_html
 from tests.support.browser import SHOTS, UI_WAIT
 from tests.support.data import ROOT
 

@@ -12,7 +12,7 @@ import pytest
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.datasets import load_dataset
 from core.ingest.documents import Document, join_documents
 from core.llm.base import AnswerCache, LLMClient, LLMError

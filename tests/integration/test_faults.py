@@ -21,7 +21,7 @@ import pytest
 from bench.local_servers import ChromaServer, FaultServer, free_port
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import StoreError
+from core.infra.errors import StoreError
 from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient, LLMError
 from core.llm.openai_backend import OpenAICompatibleChat
@@ -184,10 +184,10 @@ def test_server_killed_mid_batch_keeps_k_answers_and_the_rerun_asks_for_the_rest
 
 
 def test_the_app_shows_a_down_llm_server_as_one_line_per_chunker(tmp_path, cached_minilm):
+    from core.infra.workspace import Workspace
     from core.services import Services
     from core.settings import Settings
     from core.workbench import Corpus, run_chunkers
-    from core.workspace import Workspace
 
     ws = Workspace.open(tmp_path / "ws")
     down = f"http://127.0.0.1:{free_port()}/v1"
@@ -346,7 +346,7 @@ def test_bench_killed_twice_resumes_from_cached_answers_and_vectors(steps, tmp_p
 def test_openai_embeddings_from_a_server_without_them_or_down_are_clear_errors(faults, tmp_path):
     """The OpenAI embedder's failures are one line too: a chat-only server (HTTP 404 on /v1/embeddings) and a
     port nobody listens on; the vectors of earlier batches stay in the cache."""
-    from core.errors import EmbeddingError
+    from core.infra.errors import EmbeddingError
     from core.store.embeddings import CachedEmbedder, EmbeddingCache, OpenAIEmbedder
 
     cache = EmbeddingCache(tmp_path / "emb.sqlite")

@@ -10,6 +10,7 @@ import pytest
 @pytest.mark.slow
 def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path, cached_minilm, llama):
     from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.infra.workspace import Workspace
     from core.ingest.datasets import first_documents, load_dataset
     from core.llm.base import AnswerCache, LLMClient
     from core.llm.openai_backend import OpenAICompatibleChat
@@ -19,7 +20,6 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
     from core.store.lexical import LexicalStore
     from core.store.retrieval import RetrievalSettings
     from core.workbench import sample_folder
-    from core.workspace import Workspace
 
     ds = first_documents(load_dataset(sample_folder()), 1)
     ws = Workspace.open(tmp_path / "ws")

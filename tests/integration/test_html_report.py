@@ -1,4 +1,4 @@
-"""The downloadable HTML report (core/report_html.py, `python -m core report`) of a real committed bench report:
+"""The downloadable HTML report (core/outputs/report_html.py, `python -m core report`) of a real committed bench report:
 what it holds, that it needs no network, that the summary follows the numbers, that names are escaped, and the
 command line's file and one-line errors."""
 
@@ -14,9 +14,9 @@ import sys
 import pytest
 
 import core
-from core.errors import ChunkLensError
 from core.evaluation.report import retrieval_phrase
-from core.report_html import check_report, render_html, summary_sentences
+from core.infra.errors import ChunkLensError
+from core.outputs.report_html import check_report, render_html, summary_sentences
 from tests.support.data import ROOT
 
 DEMO = ROOT / "docs" / "results" / "demo_reranked.json"
@@ -185,7 +185,7 @@ def test_what_is_not_a_bench_report_is_a_clear_error(bad, message):
 
 def test_the_app_draws_the_same_figures():
     from components import charts
-    from core import figures
+    from core.outputs import figures
 
     for name in charts.__all__:
         assert getattr(charts, name) is getattr(figures, name)
@@ -222,7 +222,7 @@ def test_the_command_fails_in_one_line(tmp_path, content, message):
 
 
 def test_the_report_and_its_figures_need_no_streamlit():
-    code = ("import sys, core.report_html, core.figures; "
+    code = ("import sys, core.outputs.report_html, core.outputs.figures; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'components')))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stderr

@@ -59,7 +59,7 @@ def test_incomplete_collection_is_rebuilt(tmp_path, cached_minilm):
 
 
 def test_unreachable_server_is_a_clear_error():
-    from core.errors import StoreError
+    from core.infra.errors import StoreError
 
     with pytest.raises(StoreError, match="cannot open chroma server"):
         VectorStore(StoreSettings(host="127.0.0.1", port=9))

@@ -10,7 +10,7 @@ import pytest
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError, ConfigError
+from core.infra.errors import ChunkLensError, ConfigError
 from core.ingest.documents import Document
 from core.model import Chunk
 from core.pipeline import chunk_documents, index_run

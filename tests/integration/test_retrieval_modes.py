@@ -84,7 +84,7 @@ def test_bm25_and_hybrid_rank_as_defined(tmp_path, cached_minilm):
 
 
 def test_a_lexical_mode_without_its_index_is_refused(tmp_path, cached_minilm):
-    from core.errors import ConfigError
+    from core.infra.errors import ConfigError
 
     store = VectorStore(StoreSettings(path=tmp_path / "db"))
     _, run, indexed = _setup(store, tmp_path, cached_minilm)

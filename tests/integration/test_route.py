@@ -11,7 +11,8 @@ import pytest
 from components.html import query_tags_html
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
+from core.infra.workspace import Workspace
 from core.ingest.documents import Document, join_documents
 from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
@@ -22,7 +23,6 @@ from core.store.lexical import LexicalStore
 from core.store.retrieval import RetrievalSettings, Retriever
 from core.store.routing import NO_TITLE_NAMED, ONE_DOCUMENT, TitleRoute, document_titles, title_words
 from core.workbench import ask_all, make_corpus, run_chunkers
-from core.workspace import Workspace
 from tests.support.cli import run_cli
 from tests.support.corpora import write_folder
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import ChunkLensError
 from core.evaluation.agreement import ranking_agreement
+from core.infra.errors import ChunkLensError
 
 
 def test_tau_and_top1_on_small_rankings():

@@ -10,10 +10,10 @@ import zipfile
 
 import pytest
 
-from core.archive import export_archive, import_archive
+from core.infra.workspace import Workspace
 from core.ingest.library import Library, new_library_id
+from core.outputs.archive import export_archive, import_archive
 from core.settings import ADDRESS_FIELDS, VISITOR_FIELDS, Settings
-from core.workspace import Workspace
 
 PASSWORD = "pw-CANARY-rerank-7d21"
 OPERATOR = {
@@ -71,7 +71,7 @@ def test_an_operators_own_export_keeps_every_address_without_its_credentials(lib
 def test_a_chroma_server_address_is_shown_without_its_credentials(tmp_path):
     """Bench reports record the store (`StoreSettings.describe`) and a bad address is an error line: neither
     carries a password typed into the Chroma server setting."""
-    from core.errors import ChunkLensError
+    from core.infra.errors import ChunkLensError
     from core.services import build_services
     from core.settings import parse_host_port
     from core.store.index import StoreSettings

@@ -10,7 +10,7 @@ import pytest
 
 from core.chunkers.base import Chunker
 from core.chunkers.registry import REGISTRY, available, register
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunk, Chunking, SpanMismatch, check_spans
 from core.pipeline import chunk_documents, load_chunk_run, run_key

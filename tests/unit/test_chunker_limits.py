@@ -11,7 +11,7 @@ import pytest
 from core.catalog import available
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.errors import DatasetError
+from core.infra.errors import DatasetError
 from core.ingest.datasets import QADataset, first_documents, joined, load_dataset
 from core.ingest.documents import Document
 from core.methods.chop.accuracy import categories_match, cnm_accuracy

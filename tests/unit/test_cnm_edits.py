@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 from core.ingest.datasets import load_dataset
 from core.methods.chop.edits import CnmEdit, EditLog, apply_edits, export_tags, import_tags
 from core.methods.chop.rules import RuleCnm

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import DatasetError
+from core.infra.errors import DatasetError
 from core.ingest.datasets import first_documents, joined, load_dataset, select_documents
 from tests.support.corpora import write_folder
 from tests.support.data import SHARED_DATA, shared_dataset

@@ -14,7 +14,7 @@ import zipfile
 
 import pytest
 
-from core.errors import DocumentError
+from core.infra.errors import DocumentError
 from core.ingest.documents import (
     MAX_DOCX_UNPACKED_BYTES,
     MAX_FILE_BYTES,

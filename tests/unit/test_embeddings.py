@@ -184,7 +184,7 @@ def test_a_damaged_model_file_is_built_again_and_an_unwritable_folder_is_named(t
     works; a cache folder that cannot be written is one clear ConfigError naming CHUNKLENS_MODEL_CACHE."""
     import pytest
 
-    from core.errors import ConfigError
+    from core.infra.errors import ConfigError
     from core.store.onnx_embedder import OnnxMiniLMEmbedder, model_file
 
     damaged = model_file(tmp_path, "fp32")

@@ -9,9 +9,9 @@ import json
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.export import records, to_csv, to_jsonl
 from core.ingest.datasets import joined, load_dataset
 from core.methods.chop.rules import RuleCnm
+from core.outputs.export import records, to_csv, to_jsonl
 from core.pipeline import chunk_documents
 from core.workbench import sample_folder
 from tests.support.data import ROOT

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from core.evaluation.collisions import GridRow
-from core.figures import collision_grid, collision_heatmap
+from core.outputs.figures import collision_grid, collision_heatmap
 
 LINK = '<a href="http://127.0.0.1:9/x">click</a>'
 STYLED = '<span style="font-size:90px">big</span>'

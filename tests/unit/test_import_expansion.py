@@ -11,13 +11,13 @@ import zipfile
 
 import pytest
 
-from core.archive import import_archive
-from core.errors import DatasetError
+from core.infra.errors import DatasetError
+from core.infra.workspace import Workspace
 from core.ingest import datasets
 from core.ingest.judged import read_zip
 from core.ingest.library import Library
 from core.ingest.safezip import ArchiveError
-from core.workspace import Workspace
+from core.outputs.archive import import_archive
 from tests.support.archives import archive
 
 MB = 2**20
@@ -66,9 +66,9 @@ def test_a_270_kb_archive_of_members_just_under_the_ratio_floor_writes_nothing(t
 
 
 def test_an_archived_document_past_the_character_limit_is_left_out(tmp_path, monkeypatch):
-    import core.archive
+    import core.outputs.archive
 
-    monkeypatch.setattr(core.archive, "MAX_TEXT_CHARS", 1000)
+    monkeypatch.setattr(core.outputs.archive, "MAX_TEXT_CHARS", 1000)
     words = " ".join(f"w{i * 7919 % 100003}" for i in range(1000))
     data = archive({"libraries/abcdef12/texts/long.json": json.dumps({"doc_id": "long", "text": words}).encode(),
                     "libraries/abcdef12/texts/short.json": json.dumps({"doc_id": "short", "text": "Hi."}).encode()})

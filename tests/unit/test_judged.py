@@ -12,10 +12,10 @@ import zipfile
 import pytest
 
 from core.chunkers.registry import make_chunker
-from core.errors import DatasetError
 from core.evaluation.judging import corpus_question, document_spans, evidence_choices, verdict
 from core.evaluation.metrics import Span
 from core.evaluation.pooling import is_judged, pool_depth
+from core.infra.errors import DatasetError
 from core.ingest.datasets import extra_spans, load_dataset
 from core.ingest.judged import JudgedQuestion, JudgedSet, export_zip, judge, read_zip
 from core.ingest.library import Library
@@ -247,6 +247,6 @@ def test_a_line_separator_pasted_into_a_question_or_a_document_loses_nothing(tmp
 
 
 def test_json_lines_split_at_line_feeds_only():
-    from core.jsonio import jsonl_lines
+    from core.infra.jsonio import jsonl_lines
 
     assert jsonl_lines('{"a": 1}\r\n\n{"b": "x\u2028y\u0085z"}\n') == [(1, '{"a": 1}'), (3, '{"b": "x\u2028y\u0085z"}')]

@@ -120,7 +120,7 @@ def test_weighted_fusion_by_hand():
 
 
 def test_retrieval_settings_are_checked():
-    from core.errors import ConfigError
+    from core.infra.errors import ConfigError
 
     for bad in ({"mode": "sparse"}, {"fusion": "max"}, {"lexical_weight": -0.1}, {"pool": 0}):
         with pytest.raises(ConfigError):

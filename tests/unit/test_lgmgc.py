@@ -10,7 +10,7 @@ import pytest
 from core import text as T
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunk
 from core.store.hits import parents_by_best_child

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from core.errors import DatasetError, SetExists
+from core.infra.errors import DatasetError, SetExists
 from core.ingest.library import Library, new_library_id
 from core.settings import Settings, load_settings, save_settings
 from tests.support.corpora import DOCS, GOOD_QS, jsonl

@@ -9,8 +9,8 @@ import os
 import subprocess
 import sys
 
+from core.infra.storage import stale_temporaries
 from core.ingest.library import Library, new_library_id
-from core.storage import stale_temporaries
 
 
 def _dead_pid() -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.chunkers.base import token_window_chunks
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.datasets import load_dataset
 from core.llm.base import ChatRequest
 from core.llm.factory import make_chat_client

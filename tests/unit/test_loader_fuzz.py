@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import DocumentError
+from core.infra.errors import DocumentError
 from core.ingest.documents import SUPPORTED_SUFFIXES, Document, load_bytes
 from tests.support.docx_files import docx_with_central_field
 from tests.support.pdfs import assemble_pdf, make_pdf

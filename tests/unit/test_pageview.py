@@ -3,7 +3,7 @@
 For every chunk of two chunkers and every page the chunk reaches: each visible character of the chunk's span lies
 in one of the chunk's boxes (its box's centre does), and no visible character of the page outside the span does.
 Whitespace is left out on both sides: PDFium generates most spaces and all line ends without a box, so they
-have no place on the page to check (core/pageview.py says how boxes are built).
+have no place on the page to check (core/outputs/pageview.py says how boxes are built).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from core.chunkers.registry import make_chunker
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 from core.ingest import pdf as pdf_reader
 from core.ingest.documents import Document, join_documents, load_file
-from core.pageview import Page, PageViewError, load_page, load_pages, place_chunks, place_spans, span_boxes
+from core.outputs.pageview import Page, PageViewError, load_page, load_pages, place_chunks, place_spans, span_boxes
 from tests.support.data import ROOT
 
 DEBIAN = ROOT / "tests" / "fixtures" / "debian"

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.errors import DatasetError
 from core.evaluation.metrics import Span
 from core.evaluation.questions import looks_like_question
+from core.infra.errors import DatasetError
 from core.ingest.datasets import MAX_QUESTION_CHARS, load_dataset
 from core.ingest.judged import read_zip
 from core.ingest.library import Library

@@ -11,7 +11,6 @@ from collections import Counter
 
 import pytest
 
-from core.errors import GenerationError
 from core.evaluation.questions import (
     COPY_RUN_SHARE,
     COPY_THRESHOLD,
@@ -28,6 +27,7 @@ from core.evaluation.questions import (
     sample_passages,
     write_set,
 )
+from core.infra.errors import GenerationError
 from core.ingest.datasets import load_dataset
 from core.ingest.documents import Document
 from core.llm.base import AnswerCache, ChatAnswer, LLMClient, LLMError

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from core.chunkers.registry import make_chunker
+from core.infra.workspace import Workspace
 from core.ingest.documents import Document
 from core.pipeline import chunk_documents
 from core.services import Services
 from core.settings import Settings
 from core.store.index import StoreSettings, VectorStore
 from core.workbench import Corpus, run_chunkers
-from core.workspace import Workspace
 
 TEXT = " ".join([
     "Clean the air filter of the Nordwind 225B every two weeks.",

@@ -9,8 +9,8 @@ from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileMan
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
 from components.upload_cap import cap_session_uploads
+from core.infra.uploads import SessionUploadsFull, check_session_total
 from core.server_config import load_server_config
-from core.uploads import SessionUploadsFull, check_session_total
 
 MB = 2**20
 

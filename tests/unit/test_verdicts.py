@@ -1,6 +1,7 @@
 """What a report's intervals and paired tests say (`core.evaluation.verdicts`), and where they are shown: the
-interval chart and the pairwise matrix (`core.figures`), the HTML report's "Is the difference real?" section and its
-summary sentence. The reports are built from per-question scores with the bench's own interval and pair code."""
+interval chart and the pairwise matrix (`core.outputs.figures`), the HTML report's "Is the difference real?"
+section and its summary sentence. The reports are built from per-question scores with the bench's own interval
+and pair code."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import json
 
 import numpy as np
 
-from core import figures
 from core.evaluation.bench import with_intervals
 from core.evaluation.report import pair_lines
 from core.evaluation.significance import compare, headline_metrics
 from core.evaluation.verdicts import ahead_of, better_first, closest_gap, gain, interval_rows, pair_matrix
-from core.report_html import render_html, summary_sentences
+from core.outputs import figures
+from core.outputs.report_html import render_html, summary_sentences
 
 N = 56
 

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import describe_need
-from core.errors import ConfigError
-from core.keys import KeyRing
+from core.infra.errors import ConfigError
+from core.infra.keys import KeyRing
+from core.infra.workspace import Workspace
 from core.llm.factory import make_chat_client
 from core.methods.chop.cnm import PromptedCnm
 from core.methods.chop.extract import ExtractCnm
 from core.methods.chop.rules import RuleCnm
 from core.services import register_service
 from core.settings import Settings
-from core.workspace import Workspace
 
 LLM_KINDS = ("rule", "extract", "local", "llamacpp", "openai")
 

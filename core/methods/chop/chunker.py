@@ -20,7 +20,7 @@ from typing import Any
 
 from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
 from core.chunkers.registry import register
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import LLMError
 from core.methods.chop.cnm import CnmResult, DecisionResult, cnm_backend_of, prefix_text

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from core.jsonio import loads_checked
+from core.infra.jsonio import loads_checked
 from core.llm.base import ChatRequest, LLMClient, LLMStats
 from core.model import Chunk
 

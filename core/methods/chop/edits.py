@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import ChunkLensError
-from core.jsonio import loads_checked
+from core.infra.errors import ChunkLensError
+from core.infra.jsonio import loads_checked
+from core.infra.storage import locked, write_atomically
 from core.methods.chop.cnm import CNM, prefix_text
 from core.methods.chop.evidence import BY_HAND, sources_text
 from core.model import Chunk
-from core.storage import locked, write_atomically
 
 
 @dataclass

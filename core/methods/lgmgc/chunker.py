@@ -20,7 +20,7 @@ from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range, check_words
 from core.chunkers.registry import chunker_class, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.methods.lgmgc.scoring import scorer_of
 from core.model import Chunk, Chunking

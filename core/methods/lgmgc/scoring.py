@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.llm.local_model import BUNDLED_SMOLLM2, load_causal_lm
 
 INSTRUCTION = "Is the following text complete? Read it and decide whether it ends at a natural boundary."

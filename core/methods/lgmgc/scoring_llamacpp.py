@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.llm.llamacpp_backend import load_llama
 from core.llm.local_model import bundled_gguf
 from core.methods.lgmgc.scoring import (

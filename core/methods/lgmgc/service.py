@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from core.chunkers.base import describe_need
-from core.keys import KeyRing
+from core.infra.keys import KeyRing
+from core.infra.workspace import Workspace
 from core.llm.local_model import BUNDLED_SMOLLM2
 from core.methods.lgmgc.scoring import EosScorer, NextTokenScorer
 from core.services import register_service
 from core.settings import Settings
-from core.workspace import Workspace
 
 describe_need("scorer", "a next-token scorer")
 

@@ -18,7 +18,7 @@ Not exported: the Chroma store and the embedding / LLM-answer caches (rebuilt fr
 answer cache also holds prompts about other libraries' text), and never an API key: `Settings` has no field
 for one, and the key lives only in the environment or a browser session's memory. On a shared server the
 operator's settings (addresses, model paths, limits) are not exported at all; where they are (a local server), a
-password inside any address, the reranker's too, is dropped (`core.urls.redact_url`).
+password inside any address, the reranker's too, is dropped (`core.infra.urls.redact_url`).
 
 Import is a merge into one library that never overwrites: what the library already holds is kept and reported as
 skipped; only new documents, a QA set and tag edits are added. An import changes nothing outside its library: it
@@ -46,19 +46,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.errors import ChunkLensError, DatasetError
+from core.infra.errors import ChunkLensError, DatasetError
+from core.infra.jsonio import jsonl_lines, loads_checked
+from core.infra.uploads import megabytes
+from core.infra.urls import redact_url
+from core.infra.workspace import Workspace
 from core.ingest.datasets import gold_cnm, joined, questions_jsonl
 from core.ingest.documents import MAX_FILE_BYTES, MAX_TEXT_CHARS, SUPPORTED_SUFFIXES, Document, Segment, join_documents
 from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
-from core.jsonio import jsonl_lines, loads_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
 from core.settings import ADDRESS_FIELDS, SETTINGS_FILE, VISITOR_FIELDS, Settings
-from core.uploads import megabytes
-from core.urls import redact_url
-from core.workspace import Workspace
 
 FORMAT = "chunklens-archive"
 VERSION = 1

@@ -1,5 +1,5 @@
 """Server addresses as they may be shown, reported, exported or used as cache keys: without credentials; and one
-spelling of an address for comparing two of them (core.keys).
+spelling of an address for comparing two of them (core.infra.keys).
 
 A base URL may carry a user name and password (`http://user:pass@host/v1`, the way some proxies and hosted servers
 take them). The HTTP client needs them; labels, bench reports, cache keys, error lines and exported settings do

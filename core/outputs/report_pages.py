@@ -1,6 +1,6 @@
 """Self-contained HTML reports of what Chunk & compare and Query show, to hand a comparison to someone else.
 
-They share `core.report_html`'s file (style, glossary, plotly.js inline once, everything escaped) and, like the
+They share `core.outputs.report_html`'s file (style, glossary, plotly.js inline once, everything escaped) and, like the
 benchmark's report, open "What this shows" with sentences generated from the numbers on the page. A report is
 made from the same values the page shows, so the file and the screen agree.
 """
@@ -11,9 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import core
-from core import figures
 from core.ingest.documents import Document
-from core.report_html import UNREAD_NOTABLE, Figures, escape, page_html, plotly_label, rows_table, settings_table
+from core.outputs import figures
+from core.outputs.report_html import (
+    UNREAD_NOTABLE,
+    Figures,
+    escape,
+    page_html,
+    plotly_label,
+    rows_table,
+    settings_table,
+)
 
 #: Chunk & compare's summary columns, as the page names them: (header, key, which value is best)
 CHUNK_COLUMNS = (("chunks", "chunks", None), ("children", "children", None), ("mean tokens", "mean tokens", None),

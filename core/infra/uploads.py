@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import IO
 
-from core.errors import ChunkLensError
+from core.infra.errors import ChunkLensError
 
 
 class UploadError(ChunkLensError):

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.urls import normalize_base_url
+from core.infra.urls import normalize_base_url
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import ConfigError
+from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.model import Chunk
 

@@ -1,6 +1,6 @@
 """Plotly figures (no Streamlit): the boundary timeline, size histograms, similarity curves, continuity strips,
 metric charts. The app shows them (components/charts.py re-exports them) and the HTML report embeds them
-(core/report_html.py)."""
+(core/outputs/report_html.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from core.model import Chunk
-from core.pageview import Page, PlacedSpan
+from core.outputs.pageview import Page, PlacedSpan
 
 COLOURS = ["#2563eb", "#f59e0b"]
 

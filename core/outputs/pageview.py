@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import ChunkLensError, DocumentError
+from core.infra.errors import ChunkLensError, DocumentError
 from core.ingest import pdf as pdf_reader
 from core.ingest import worker
 from core.ingest.datasets import Question

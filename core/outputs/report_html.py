@@ -2,9 +2,9 @@
 
 `render_html` turns the dict `python -m core bench` writes (core/evaluation/bench.py), or a list of them, into
 one page: the settings and versions, "What this shows" (sentences generated from the numbers), the tables, and
-the app's Plotly figures (core/figures.py) as interactive figures with plotly.js embedded once, so the file opens
-offline. Every text that comes from documents, specs or dataset names is escaped. The same input gives the same
-bytes: the figures get fixed ids and nothing depends on the clock unless `generated` is passed.
+the app's Plotly figures (core/outputs/figures.py) as interactive figures with plotly.js embedded once, so the
+file opens offline. Every text that comes from documents, specs or dataset names is escaped. The same input
+gives the same bytes: the figures get fixed ids and nothing depends on the clock unless `generated` is passed.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import core
-from core.errors import ChunkLensError
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
+from core.infra.errors import ChunkLensError
 
 Report = Mapping[str, Any]
 
@@ -406,7 +406,7 @@ def _pairs_view(report: Report) -> dict[str, Any]:
 
 
 def _figures(report: Report, draw: Figures) -> dict[str, str]:
-    from core import figures
+    from core.outputs import figures
 
     view = _figure_view(report)
     ks = report["k"]
