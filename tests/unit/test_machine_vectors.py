@@ -8,6 +8,7 @@ import pytest
 
 import core.store.embedders as embedders
 import core.workbench as workbench
+import core.workbench.demo as demo
 from core.__main__ import main
 from core.store.embeddings import CachedEmbedder, EmbeddingCache, MachineVectors
 
@@ -69,7 +70,7 @@ def test_warm_then_a_fresh_workspace_runs_the_demo_without_embedding(tmp_path, m
     from core.services import build_services
     from core.settings import Settings
 
-    monkeypatch.setattr(workbench, "DEFAULT_SPECS", ["paragraph"])
+    monkeypatch.setattr(demo, "DEFAULT_SPECS", ["paragraph"])  # what the demo and the warm-up run
     assert main(["warm"]) == 0 and machine_file.is_file()
     services = build_services(Settings(workspace=str(tmp_path / "visitor")))
     assert services.embedder.machine is not None, "the new workspace did not open the machine's file"

@@ -52,7 +52,7 @@ def services_with(tmp_path, embedder) -> Services:
 
 
 def test_the_next_spec_is_chunked_while_this_one_is_indexed(tmp_path, minilm, monkeypatch):
-    import core.workbench as workbench
+    import core.workbench.runs as runs
 
     chunked: list[tuple[str, str, float, float]] = []
 
@@ -62,7 +62,7 @@ def test_the_next_spec_is_chunked_while_this_one_is_indexed(tmp_path, minilm, mo
         chunked.append((chunker.spec, threading.current_thread().name, start, time.perf_counter()))
         return run
 
-    monkeypatch.setattr(workbench, "chunk_documents", recording_chunk_documents)
+    monkeypatch.setattr(runs, "chunk_documents", recording_chunk_documents)
     embedder = SlowEmbedder(minilm, delay=0.5)
     services = services_with(tmp_path, embedder)
     seen: list[tuple[str, str]] = []

@@ -1,0 +1,77 @@
+"""The guided demo: the sample manuals as one stream, every default chunker, product-named questions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
+from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
+from core.services import Services
+from core.store.retrieval import RetrievalSettings
+from core.workbench.corpus import Corpus, make_corpus, sample_folder
+from core.workbench.runs import DEFAULT_SPECS, ChunkerResult, Progress, run_chunkers
+from core.workbench.scoring import benchmark
+
+
+@dataclass
+class DemoSummary:
+    """The guided demo's story: the sample manuals as one joined stream, every default chunker, product-named
+    questions, scored. `report` is a bench report (hit@k, wrong_doc@k, per-question top-1 sources)."""
+
+    corpus: Corpus
+    results: dict[str, ChunkerResult]
+    report: dict[str, Any]
+    seconds: float
+
+    def table(self) -> list[dict[str, Any]]:
+        """One row per chunker: the headline figures, hit@1's 95 % interval, and the chunkers it is reliably
+        ahead of on hit@1 (paired test over the questions, Holm-corrected)."""
+        ahead = ahead_of(self.report, "hit@1")
+        return [{"chunker": spec, "hit@1": r["hit@1"], "hit@1 95% interval": interval_text(r, "hit@1"),
+                 "hit@10": r["hit@10"], "wrong_doc@10": r["wrong_doc@10"], "boundary F1": r.get("boundary_f1"),
+                 "reliably ahead on hit@1 of": ", ".join(ahead.get(spec, [])) or "-"}
+                for spec, r in self.report["results"].items()]
+
+    def gap(self) -> Gap | None:
+        """hit@1's leader against its runner-up, and how many questions would settle a gap that size."""
+        return closest_gap(self.report, "hit@1")
+
+    def continuity(self, spec: str = "chop") -> tuple[list[Decision], BoundaryScores] | None:
+        """CHOP's decisions along the stream judged against the true joins, and their scores."""
+        result = self.results.get(spec)
+        if result is None or not result.ok or not self.corpus.documents:
+            return None
+        assert result.run is not None
+        judged, scores = judge_run(self.corpus.documents[0], result.run.chunks)
+        return (judged, scores) if scores is not None else None
+
+
+def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
+                progress: Progress | None = None) -> DemoSummary:
+    """The whole story in one call, on the bundled sample set (never the user's library): join the seven
+    manuals into one stream, run the default chunkers, ask the product-named questions, score. A second run
+    comes from the caches."""
+    from core.ingest.datasets import load_dataset
+
+    started = time.perf_counter()
+    dataset = load_dataset(sample_folder())
+    corpus = make_corpus(dataset.documents, dataset, join=True)
+    results = run_chunkers(services, corpus, DEFAULT_SPECS, progress)
+    report = benchmark(services, dataset, [s for s, r in results.items() if r.ok], [1, 3, 10], True, True,
+                       retrieval=retrieval, done=results)
+    return DemoSummary(corpus, results, report, time.perf_counter() - started)
+
+
+def embed_sample_set(services: Services, specs: Sequence[str] | None = None) -> None:
+    """Run what a session on the sample set first asks for, so its vectors are in `services`' cache: the guided
+    demo (the manuals joined, every default chunker, its questions, the reranker's sentences), then `specs` on the
+    separate manuals (default: the default chunkers). `python -m core warm` and the test suite's warm world both
+    start from it."""
+    from core.ingest.datasets import load_dataset
+
+    guided_demo(services, services.settings.retrieval_settings())
+    dataset = load_dataset(sample_folder())
+    run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), specs or DEFAULT_SPECS)

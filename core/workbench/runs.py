@@ -1,0 +1,250 @@
+"""Run a set of chunkers over a corpus, each to its chunks, vectors and indexes, in parallel where they can be, and
+what each run leaves unread by the embedder. Failures are per chunker: one that cannot run (an LLM server that is
+down, say) is reported with its message while every other chunker's results are kept."""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.chunkers.registry import make_chunker
+from core.evaluation.relevance import RelevanceCounter
+from core.infra.errors import ChunkLensError, ConfigError
+from core.methods.chop.cnm import cnm_backend_of
+from core.model import Chunk
+from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
+from core.services import Services
+from core.store.embeddings import read_extent, unread_share
+from core.store.lexical import lexical_tokens
+from core.store.retrieval import RetrievalSettings, Retriever
+from core.store.routing import document_titles
+from core.workbench.corpus import Corpus
+
+DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "semantic", "chop",
+                 "chop:retrieval=filter"]
+# offered but not run by default: slower ones (a local LM forward pass per window, or an LLM call per group) and
+# retrieval variants (title routing, the metadata baseline beside CHOP's filter)
+MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after", "naive-500t:retrieval=route"]
+Progress = Callable[[str, int, int], None]
+#: the most chunkers one run of a shared server's visitor may ask for. Each is a chunk run, a collection and its
+#: embeddings kept in the workspace: 40 specs made 40 collections. The default comparison is 8 and every offered
+#: chunker 15, so 12 leaves room for a few variants; more go in a second run.
+MAX_SPECS_SHARED = 12
+
+
+def check_spec_count(specs: Sequence[str], limit: int | None) -> None:
+    """A ConfigError of one line when `specs` are more than `limit` (None: no limit, as on a local server)."""
+    if limit is not None and len(specs) > limit:
+        raise ConfigError(f"{len(specs)} chunkers in one run, over the limit of {limit} on this shared server: run "
+                          "them in two batches")
+
+
+
+@dataclass
+class ChunkerResult:
+    spec: str
+    run: ChunkRun | None = None
+    indexed: IndexedRun | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    llm_calls: int = 0
+    #: what asking this run a question needs and that no question changes (see `run_query`); built on first use
+    query_state: RunQuery | None = field(default=None, repr=False, compare=False)
+    #: doc_id -> title of the documents the run covers, what `retrieval=route` routes by (one, for a joined stream)
+    titles: dict[str, str] = field(default_factory=dict, repr=False)
+    #: (embedder key, the share of the embedded text it never reads), filled by `unread_share_of`
+    unread: tuple[str, float] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.run is not None and self.indexed is not None
+
+
+@dataclass(frozen=True)
+class UnreadPart:
+    """Where the embedder stops reading a chunk: `start` is the document offset of the first character of the span
+    that no vector reads (the chunk's end when it reads it all), `pieces` how many word pieces it leaves out."""
+
+    start: int
+    pieces: int
+
+
+def unread_part(services: Services, chunk: Chunk) -> UnreadPart:
+    """The part of `chunk`'s span past the embedder's input limit, in document offsets (a prefix placed before the
+    span is read first, so it moves the limit towards the span's start)."""
+    read, pieces = read_extent(services.embedder, chunk.embed_text)
+    if pieces == 0:
+        return UnreadPart(chunk.end, 0)
+    before = len(chunk.prefix) + 1 if chunk.prefix and chunk.prefix_place == "before" else 0
+    return UnreadPart(chunk.start + min(len(chunk.text), max(0, read - before)), pieces)
+
+
+def unread_parts(services: Services, chunks: Sequence[Chunk]) -> dict[str, tuple[int, int]]:
+    """chunk id -> (document offset where the embedder stops reading, word pieces left out), for the chunks it
+    does not read whole (what Chunk & compare greys)."""
+    parts = {c.chunk_id: unread_part(services, c) for c in chunks}
+    return {cid: (p.start, p.pieces) for cid, p in parts.items() if p.pieces}
+
+
+def words_only_unread(services: Services, chunk: Chunk, question: str) -> list[str]:
+    """The question's words (as BM25 matches them) that the chunk holds only in the part its vector never reads:
+    there the chunk matches the question for BM25 and not for the embedder."""
+    read, pieces = read_extent(services.embedder, chunk.embed_text)
+    if pieces == 0:
+        return []
+    seen, unseen = set(lexical_tokens(chunk.embed_text[:read])), set(lexical_tokens(chunk.embed_text[read:]))
+    out: list[str] = []
+    for word in dict.fromkeys(re.findall(r"\w+", question)):
+        tokens = lexical_tokens(word)
+        if tokens and all(t in unseen and t not in seen for t in tokens):
+            out.append(word)
+    return out
+
+
+def unread_share_of(services: Services, result: ChunkerResult) -> float:
+    """The share of a run's embedded text (prefix and span of every chunk) past the embedder's input limit, which
+    no vector reads while BM25 reads it all (`core.store.embeddings.unread_share`); once per run and embedder."""
+    assert result.run is not None
+    key = services.embedder.key
+    if result.unread is None or result.unread[0] != key:
+        result.unread = (key, unread_share(services.embedder, [c.embed_text for c in result.run.chunks]))
+    return result.unread[1]
+
+
+def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
+                 progress: Progress | None = None, cached_only: bool = False,
+                 max_specs: int | None = None) -> dict[str, ChunkerResult]:
+    """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run. With
+    `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked. More specs
+    than `max_specs` is a ConfigError before any work (`check_spec_count`).
+
+    The next spec is chunked on a worker thread while this one is embedded and indexed (`_Chunked`): chunking
+    is mostly one-core Python (sentence splitting, the rule CNM backend) and indexing mostly embedding, so the
+    two overlap on two cores. Chunking stays one spec at a time, in order, so chunkers that share work (the
+    sentences of `sentence`, `cosine` and `semantic`, their vectors) still find it done by the one before;
+    `progress` is called from the calling thread only. When the run ends early (an exception, the app's Stop or
+    rerun inside `progress`), the chunking under way on the worker thread stops at its next check and caches
+    nothing."""
+    check_spec_count(specs, max_specs)
+    results: dict[str, ChunkerResult] = {}
+    ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
+    stop = threading.Event()
+    try:
+        pending = [_ahead(ahead, services, corpus, spec, cached_only, stop.is_set) for spec in specs[:1]]
+        for i, spec in enumerate(specs):
+            if progress:
+                progress(spec, i, len(specs))
+            chunked = pending[i].result()
+            if i + 1 < len(specs):
+                pending.append(_ahead(ahead, services, corpus, specs[i + 1], cached_only, stop.is_set))
+            if chunked.error is not None:
+                results[spec] = ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
+                continue
+            if chunked.run is None:  # cached_only, and not in the workspace
+                continue
+            started = time.perf_counter()
+            try:
+                indexed = index_run(chunked.run, corpus.documents, services.embedder, services.store,
+                                    lexical=services.lexical)
+            except ChunkLensError as exc:
+                results[spec] = ChunkerResult(spec, error=str(exc),
+                                              seconds=chunked.seconds + time.perf_counter() - started)
+                continue
+            results[spec] = ChunkerResult(spec, chunked.run, indexed, titles=document_titles(corpus.documents),
+                                          seconds=chunked.seconds + time.perf_counter() - started,
+                                          llm_calls=chunked.llm_calls)
+    finally:  # a stopped run (an exception, the app's Stop or rerun): the chunking under way stops at its next check
+        stop.set()
+        ahead.shutdown(wait=False, cancel_futures=True)
+    if progress:
+        progress("done", len(specs), len(specs))
+    return results
+
+
+def _ahead(pool: ThreadPoolExecutor, services: Services, corpus: Corpus, spec: str, cached_only: bool,
+           should_stop: Callable[[], bool]) -> Future[_Chunked]:
+    """`_chunk` on the worker thread, in a copy of the caller's context: the chunking works for the caller's
+    run, so the run's limits (`core.llm.budget`) hold there too, and it stops when the run does."""
+    return pool.submit(contextvars.copy_context().run, _chunk, services, corpus, spec, cached_only, should_stop)
+
+
+@dataclass
+class _Chunked:
+    """One spec's chunk run (None: not in the workspace, with `cached_only`) or its error, the seconds it took
+    and the LLM calls it made (chunking is where a chunker calls the LLM, one spec at a time)."""
+
+    run: ChunkRun | None
+    seconds: float
+    llm_calls: int = 0
+    error: str | None = None
+
+
+def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool,
+           should_stop: Callable[[], bool] = lambda: False) -> _Chunked:
+    """One spec's chunk run, on the worker thread; `should_stop` turns True when the run it is for was stopped,
+    and the chunking ends at its next check (between documents, between a chunker's slow steps)."""
+    started = time.perf_counter()
+    calls_before = _llm_calls(services)
+    try:
+        context = services.context()
+        context.should_stop = should_stop
+        chunker = make_chunker(spec, context)
+        if cached_only:
+            chunker.prepare(corpus.documents)  # as `chunk_documents` does: its policy tags questions with it
+            run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
+        else:
+            run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
+    except ChunkLensError as exc:
+        return _Chunked(None, time.perf_counter() - started, error=str(exc))
+    return _Chunked(run, time.perf_counter() - started, _llm_calls(services) - calls_before)
+
+
+
+def _llm_calls(services: Services) -> int:
+    backend = cnm_backend_of(services)
+    return backend.stats.calls if backend is not None else 0
+
+
+def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> dict[str, ChunkerResult]:
+    """The runs of `specs` over the corpus that the workspace still holds (a reload, a new tab, a restart), from
+    the caches only."""
+    return run_chunkers(services, corpus, specs, cached_only=True)
+
+
+def query_parts(services: Services) -> tuple[Any, ...]:
+    """The services a run's query state was built with: a new one of any of them makes a new retriever."""
+    return services.store, services.embedder, cnm_backend_of(services)
+
+
+@dataclass
+class RunQuery:
+    """A run's retriever and gold-relevance counter, built once and reused by every question asked of the run.
+
+    Both are O(chunks) to build, which at 10,000 chunks cost more than the search itself. They stay correct
+    because they are checked against what they were built from: the run object, its collection and the services'
+    store, embedder and CNM backend. A run is never changed in place: chunking again or editing CNM tags
+    (`apply_cnm_edits`) makes a new ChunkerResult with a new run and collection, which starts without one."""
+
+    run: ChunkRun
+    collection: str
+    parts: tuple[Any, Any, Any]  # (store, embedder, llm) of the services it was built with
+    retrieval: RetrievalSettings
+    retriever: Retriever
+    _relevance: RelevanceCounter | None = None
+
+    def fits(self, services: Services, result: ChunkerResult, retrieval: RetrievalSettings) -> bool:
+        assert result.indexed is not None
+        return (self.run is result.run and self.collection == result.indexed.collection
+                and self.retrieval == retrieval
+                and all(a is b for a, b in zip(self.parts, query_parts(services))))
+
+    def relevance(self) -> RelevanceCounter:
+        if self._relevance is None:
+            self._relevance = RelevanceCounter(self.run.spans())
+        return self._relevance

@@ -1,0 +1,92 @@
+"""Benchmarks of runs: over a QA set, over the questions a person judged, and question sets generated for the
+library."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.evaluation.agreement import agreement_lines
+from core.evaluation.bench import BenchOptions, bench_dataset
+from core.evaluation.metrics import Span
+from core.evaluation.questions import GeneratedSet, generate_questions
+from core.evaluation.relevance import SourceOf, evaluate, same_document
+from core.infra.errors import ChunkLensError
+from core.ingest.datasets import QADataset, Question, corpus_jsonl, questions_jsonl
+from core.ingest.documents import Document
+from core.services import Services
+from core.store.retrieval import RetrievalSettings
+from core.workbench.queries import retriever_for
+from core.workbench.runs import ChunkerResult, Progress, check_spec_count
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "results"
+
+
+def generate_library_set(services: Services, documents: Sequence[Document], n: int, design: str = "pick",
+                         progress: Callable[[int, int], None] | None = None,
+                         should_stop: Callable[[], bool] | None = None) -> tuple[GeneratedSet, bytes, bytes]:
+    """Questions with verified evidence about the library's documents from the configured chat model
+    (core.evaluation.questions), with the set's corpus.jsonl and questions.jsonl bytes. Every answer is cached:
+    generating again after a stop asks only for the rest."""
+    if services.chat is None:
+        raise ChunkLensError("no chat model is configured (sidebar: CNM backend)")
+    generated = generate_questions(list(documents), services.chat, n, design, progress=progress,
+                                   should_stop=should_stop)
+    generated.require_questions()
+    return generated, corpus_jsonl(list(documents)), questions_jsonl(generated.questions)
+
+
+def generated_set_trust() -> list[str]:
+    """How far generated sets ranked chunkers like hand-made ones, one line per committed agreement study."""
+    return agreement_lines(RESULTS_DIR)
+
+
+
+def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
+              join: bool, progress: Progress | None = None,
+              retrieval: RetrievalSettings | None = None, answers: int = 0,
+              done: Mapping[str, ChunkerResult] | None = None, max_specs: int | None = None) -> dict[str, Any]:
+    """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
+    the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L). `done`: runs
+    of these specs just made over the same documents, scored as they are rather than loaded again. More specs than
+    `max_specs` is a ConfigError before any work."""
+    check_spec_count(specs, max_specs)
+    options = BenchOptions(ks, qualify, join, retrieval or services.settings.retrieval_settings(), answers)
+    prior = {s: r.indexed for s, r in (done or {}).items() if r.ok and r.indexed is not None}
+    return bench_dataset(dataset, specs, options, services, progress, prior)
+
+
+MIN_JUDGED_FOR_INTERVALS = 2
+
+
+def judged_only(dataset: QADataset | None) -> QADataset | None:
+    """The questions judged in the app (with at least one answering span), as a set of their own; None when
+    fewer than MIN_JUDGED_FOR_INTERVALS: one question has no spread to put an interval on."""
+    from core.ingest.judged import QID_PREFIX
+
+    if dataset is None:
+        return None
+    mine = [q for q in dataset.questions if q.qid.startswith(QID_PREFIX) and q.references]
+    return dataclasses.replace(dataset, questions=mine) if len(mine) >= MIN_JUDGED_FOR_INTERVALS else None
+
+
+def judged_benchmark(services: Services, judged: QADataset, done: Mapping[str, ChunkerResult], k: int,
+                     join: bool, retrieval: RetrievalSettings | None = None) -> dict[str, Any]:
+    """Every judged question against the chunk runs on show, scored as Benchmark scores them (hit and MRR at 1
+    and k, with 95 % intervals and the paired tests), so the judging user sees how sure the comparison is."""
+    specs = [s for s, r in done.items() if r.ok]
+    return benchmark(services, judged, specs, sorted({1, k}), False, join, retrieval=retrieval, done=done)
+
+
+def evaluate_result(services: Services, result: ChunkerResult, questions: Sequence[Question], ks: Sequence[int],
+                    qualify: bool = False, retrieval: RetrievalSettings | None = None,
+                    source_of: SourceOf = same_document) -> dict[str, float]:
+    """Every question against one chunk run, scored the way the benchmark scores."""
+    assert result.run is not None
+    retriever = retriever_for(services, result, retrieval)
+    hits = retriever.search_many([q.text(qualify) for q in questions], max(ks))
+    spans = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
+    scores, _ = evaluate([(q.qid, q.references) for q in questions], spans, result.run.spans(), ks, source_of)
+    return scores
