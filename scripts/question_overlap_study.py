@@ -1,5 +1,5 @@
 """How much of their evidence do human-written questions copy? The figures behind the question generator's
-"copies its evidence" rule (`COPY_THRESHOLD`, `COPY_RUN_SHARE` in core/evaluation/questions.py).
+"copies its evidence" rule (`COPY_THRESHOLD`, `COPY_RUN_SHARE` in core/evaluation/questions/evidence.py).
 
 Usage: .venv/bin/python scripts/question_overlap_study.py [--shared ../shared/data] [--sets a,b,...]
 
