@@ -13,7 +13,7 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
-from core.methods.chop import extract, family
+from core.methods.chop import evidence, extract, family
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.extract import (
     DOCUMENT_WORDS,
@@ -134,6 +134,7 @@ def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
     vocabulary |= {w.lower() for w in GENERIC_SERIES_WORDS}  # the words after which it reads a short code
     source = Path(extract.__file__).read_text(encoding="utf-8")
     source += Path(family.__file__).read_text(encoding="utf-8")  # what it learns from a correction, too
+    source += Path(evidence.__file__).read_text(encoding="utf-8")  # and how far it trusts each part
     vocabulary |= set(family.DOCUMENT_TAIL)
     assert "RULE_SERIES_WORDS" not in source  # the rule backend's product-family words stay the rule backend's
     found = []

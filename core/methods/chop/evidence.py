@@ -23,15 +23,16 @@ FREQUENCY = "frequency"
 UNKNOWN = "unknown"
 
 #: each kind of evidence's confidence: the share of the parts it gave that were right, over the chunks of every set
-#: with gold tags (sample, eurorack and Galaxy, separate and joined, and the two Debian PDFs), both parts pooled;
+#: with gold tags (sample_data, eurorack_modules and emanual_galaxy, separate and joined, and the PDFs of
+#: tests/fixtures/debian), both parts pooled;
 #: measured by `python -m bench.cnm --one-example` (its `by_source` counts), rounded down to two places
 CONFIDENCE: dict[str, float] = {
     BY_HAND: 1.0,  # a person's word is not measured against the gold; it is the gold's kind
-    "title": 0.96,  # 1,642 right, 61 wrong (a Galaxy title's words read as a product type)
+    "title": 0.96,  # 1,642 right, 61 wrong (emanual_galaxy: a title's words read as a product type)
     "heading": 0.99,  # 332 right, 3 wrong
-    "description": 1.0,  # 126 right ("X is a ..." in the Debian manuals)
+    "description": 1.0,  # 126 right ("X is a ..." in the two PDF manuals)
     FAMILY: 0.85,  # 57,781 right, 9,548 wrong (a phone's type carried to the tablets and the band)
-    "first page": 0.31,  # 341 right, 754 wrong (the joined Galaxy manuals, where 7 never name their model)
+    "first page": 0.31,  # 341 right, 754 wrong (emanual_galaxy joined, where 7 manuals never name their model)
     FREQUENCY: 0.0,  # 0 right, 74 wrong
 }
 #: below this, a part is not given (the extractor says "unknown" and why)
@@ -67,7 +68,7 @@ def trusted(source: str) -> bool:
 def withheld(source: str, value: str) -> str:
     """The reason an untrusted part is left unknown, saying what it would have been: "unknown: only the first
     page named it, and the first page was right on 31% of the parts it gave on the sets with gold tags (it read:
-    Galaxy S9)". `withheld_guess` reads the source and the value back."""
+    K5 Mini)". `withheld_guess` reads the source and the value back."""
     return _WITHHELD.format(source=source, share=f"{CONFIDENCE.get(source, 0.0):.0%}", value=value)
 
 
