@@ -13,20 +13,13 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
-from core.methods.chop import evidence, extract, family
+from core.methods.chop import document_view, evidence, extract, family, reading
 from core.methods.chop.accuracy import cnm_accuracy
-from core.methods.chop.extract import (
-    DOCUMENT_WORDS,
-    SECTION_WORDS,
-    UNKNOWN_CATEGORY,
-    ExtractCnm,
-    Name,
-    described_type,
-    models_in,
-    stopwords,
-)
+from core.methods.chop.extract import UNKNOWN_CATEGORY, ExtractCnm
+from core.methods.chop.reading import DOCUMENT_WORDS, SECTION_WORDS, Name, described_type, models_in
 from core.methods.chop.rules import GENERIC_SERIES_WORDS, VARIANT_WORDS
 from core.pipeline import chunk_documents
+from core.text import stopwords
 from core.workbench import sample_folder
 from tests.support.data import ROOT, shared_dataset
 
@@ -132,9 +125,10 @@ def _our_products() -> list[str]:
 def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
     vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(SECTION_WORDS) | set(VARIANT_WORDS)
     vocabulary |= {w.lower() for w in GENERIC_SERIES_WORDS}  # the words after which it reads a short code
-    source = Path(extract.__file__).read_text(encoding="utf-8")
-    source += Path(family.__file__).read_text(encoding="utf-8")  # what it learns from a correction, too
-    source += Path(evidence.__file__).read_text(encoding="utf-8")  # and how far it trusts each part
+    # the backend, what it reads in a text, its view of a document, what it learns from a correction and how far
+    # it trusts each part
+    source = "".join(Path(m.__file__).read_text(encoding="utf-8")
+                     for m in (extract, reading, document_view, family, evidence))
     vocabulary |= set(family.DOCUMENT_TAIL)
     assert "RULE_SERIES_WORDS" not in source  # the rule backend's product-family words stay the rule backend's
     found = []

@@ -10,15 +10,15 @@ tags, so every tag can use the document's own evidence:
 - model, ranked: the title line that opens the run (in a joined stream, the new document's heading right after
   the cut), the document title the chunker gives, then the run's model-like tokens (letters and digits, as
   `rules.model_candidates` finds them, variant words kept: "QX9 Lite" is not "QX9") scored by count times inverse
-  document frequency over the library, with a bonus for the run's first page; the best of them only if the
-  run's first page names it, else the model is unknown (a frequency alone is a guess). A title is split into a model and
+  document frequency over the library, with a bonus for the run's first page; neither the first page nor a
+  frequency is trusted enough to be given (`evidence.CONFIDENCE`), so such a model is unknown, saying what it
+  read. A title is split into a model and
   a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
   2021"); a title with no digit is a model if the document writes its words capitalised in running text (a
   name: "Lantern", "K Fold") or opens with it (a file name "avrdude" over a first page "AVRDUDE"), else it is a
   product type.
 - category: the words of that title after the model ("Cordless Drill"), else the product type the first lines
-  state ("A program for ...", "(ASN.1) library for ...", "..., which is a library for ..."), else the run's most
-  distinctive noun phrase by TF-IDF over the library.
+  state ("A program for ...", "(ASN.1) library for ...", "..., which is a library for ..."), else unknown.
 - nouns: the window's two best keyphrases (`NOUN_METHOD`: TF-IDF over noun-phrase candidates, or YAKE).
 - continuity: FALSE on a title line (a first-level heading found once in the library, a level-1 PDF outline
   entry, a "... user manual" line or a table of contents; never a numbered chapter such as "1 Introduction", a
@@ -31,186 +31,56 @@ tags, so every tag can use the document's own evidence:
   FALSE decision carries the offset of the cut in the window (`extra["cut"]`), and the chunker extracts the new
   tag from the text after it.
 
-Every tag says where each part came from (`CnmResult.sources`: title, heading, first page, description, keyphrase),
-or, for a part it leaves unknown rather than guess, why (a category nothing states; a model only a token's
-frequency points to). The only words the extractor knows are listed in
-docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
+Every tag says where each part came from (`CnmResult.sources`: title, heading, description, keyphrase) and so how
+far it can be trusted (`core.methods.chop.evidence`), or, for a part it leaves unknown rather than guess, why (a
+category nothing states; a model only weak evidence names). What it reads in a text is in `reading.py`, its view
+of one document (decisions in window order) in `document_view.py`. The only words the extractor knows are listed
+in docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
 parts of documents (`SECTION_WORDS`), and the variant words of `rules.py`.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import re
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.document_view import DocumentView, split_title, tag_results
 from core.methods.chop.evidence import FREQUENCY, trusted, withheld
+from core.methods.chop.reading import (
+    DOCUMENT_WORDS,
+    FIRST_PAGE,
+    HEADING,
+    TITLE_MARKER,
+    TOKEN,
+    Library,
+    Name,
+    cover_line,
+    described_type,
+    has_digit,
+    is_section,
+    models_in,
+    names_something,
+    norm_line,
+    noun_phrases,
+    series_words,
+)
 from core.methods.chop.rules import (
-    GENERIC_SERIES_WORDS,
     VARIANT_WORDS,
-    model_candidates,
-    models_match,
     normalise_model,
 )
 from core.text import stopwords
 
-#: words that name a kind of document, not a product: dropped from titles (see docs/METHODS.md)
-DOCUMENT_WORDS = frozenset((
-    "manual", "manuals", "user", "users", "user's", "guide", "guides", "handbook", "instructions", "instruction",
-    "operating", "owner", "owners", "owner's", "reference", "documentation", "quick", "start", "getting",
-    "started", "tutorial", "datasheet", "introduction", "overview", "contents", "table",
-))
-#: words that name a part of a document, not a whole one: a heading holding one ("Concept Index", "Appendix B")
-#: is a section, never a new document's title (see docs/METHODS.md)
-SECTION_WORDS = frozenset((
-    "index", "appendix", "glossary", "bibliography", "references", "acknowledgements", "acknowledgments",
-    "preface", "foreword", "copying", "license", "licence", "chapter", "section", "part", "errata",
-))
-TITLE_PREFIX = "Document title:"
 #: how the window's nouns are chosen: "tfidf" (TF-IDF over noun-phrase candidates) or "yake"; chosen on the
 #: hand-labelled windows of tests/fixtures/cnm_nouns.json (docs/METHODS.md gives the figures)
 NOUN_METHOD = "tfidf"
-FIRST_PAGE = 2000  # characters of a run that count as its first page
 #: the category's source when nothing states the product type: the inspector shows the part as unknown, and why
 UNKNOWN_CATEGORY = "unknown: no title, heading or opening line states the product type"
-COVER = 4000  # characters after a run's start in which a title line (a table of contents) belongs to the run
-LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
-
-_HEADING = re.compile(r"(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_MARKER = re.compile(r"(?im)^[ \t]*(?:table of contents|contents|[A-Z][^\n]{2,60}\b(?:user manual|user guide|"
-                     r"owner'?s manual|instruction manual|operating instructions))[ \t]*$")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
-_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]+)*|[A-Z]{2,}")
-# a number with a unit written in lower case or mixed case ("20kHz", "40mA", "25mm", "3rd"): a value, not a model
-_VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
-# a chapter or appendix number opening a heading: "1 Introduction", "2.3 Naming", "A Copying Information"
-_NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.?|[IVX]+\.)\s+\S")
-# a product type described in words: "A program for ...", "(ASN.1) library for ...", "... is a library that ..."
-# after a closing parenthesis ("(ASN.1) library for"), else only with an article: "Use biometrics to ...", "face,
-# fingerprint, or iris to ...", "stabilization: Activate anti-shake to ...", "is designed for ..." and "is in close
-# proximity to ..." state no product type
-_DESCRIBED = re.compile(r"(?:(?:^|[,;:]\s*|\b(?:is|as)\s+)(?:an?|the)\s+|\)\s*(?:(?:an?|the)\s+)?)"
-                        r"((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)\s+(?:for|that|which|to)\b",
-                        re.IGNORECASE | re.MULTILINE)
-_COPULA = frozenset(("is", "are", "was", "were", "be", "been"))
-_SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
-
-
-
-def _norm_line(line: str) -> str:
-    return " ".join(re.findall(r"\w+", line.casefold()))
-
-
-def models_in(text: str, series: tuple[str, ...] = GENERIC_SERIES_WORDS) -> Counter[str]:
-    """`rules.model_candidates` without values ("20kHz", "40mA"); short codes count after the generic series
-    words or the library's own (`Library.series`), never after a product word of a fixed list."""
-    return Counter({m: n for m, n in model_candidates(text, series).items() if not _VALUE.match(m.split()[0])})
-
-
-def is_section(heading: str) -> bool:
-    """A heading numbered like a chapter or appendix, or naming a part of a document: never a document's title."""
-    words = {w.lower() for w in _TOKEN.findall(heading)}
-    return bool(_NUMBERED.match(heading.lstrip("# "))) or bool(words & SECTION_WORDS)
-
-
-def cover_line(text: str) -> str:
-    """The first non-empty line of a text: on a PDF's first page, usually the product's name."""
-    return next((line.strip() for line in text[:400].splitlines() if line.strip()), "")
-
-
-def described_type(text: str) -> str | None:
-    """The product type a document states in words on its first lines ("A program for ...", "... library for
-    ...") or in a sentence ("..., which is a library for ..."): the lower-case words before "for", "that",
-    "which" or "to", without stop words and document words."""
-    stop = stopwords()
-    head = "\n".join(text[:FIRST_PAGE].splitlines()[:12])
-    for m in _DESCRIBED.finditer(head):
-        if _COPULA & set(m.group(1).lower().split()):  # "the pen is designed for": a clause, not a noun phrase
-            continue
-        words = [w for w in m.group(1).split() if w.islower() and w not in stop and w not in DOCUMENT_WORDS]
-        if words and m.group(1).split()[-1] == words[-1]:
-            return " ".join(words)
-    return None
-
-
-def _has_digit(word: str) -> bool:
-    return any(ch.isdigit() for ch in word)
-
-
-def _names_something(words: Sequence[str]) -> bool:
-    """Whether model words tell a product apart: a word of two letters or more, or one mixing letters and digits
-    ("K4", "B07"); not a bare number ("10", "8.0") with at most single letters."""
-    return any(sum(ch.isalpha() for ch in w) >= 2 or (_has_digit(w) and any(ch.isalpha() for ch in w))
-               for w in words)
-
-
-def _series_words(titles: Sequence[str], common: frozenset[str], models: set[str]) -> tuple[str, ...]:
-    """The words after which this library writes short model codes: the capitalised words most titles share (a
-    brand, a family) and the words before a code inside the titles' models ("Pad" of "Pad B 7.0"), besides the
-    generic ones. Learned from the titles, so no product word is written into the extractor."""
-    shared = {w for t in titles for w in _TOKEN.findall(t) if w.lower() in common and w[:1].isupper()}
-    inside = {w for parts in (m.split() for m in models) for i, w in enumerate(parts)
-              if w.isalpha() and len(w) >= 2 and w[:1].isupper() and any(_has_digit(x) for x in parts[i + 1:])}
-    words = (shared | inside) - {w for w in shared | inside if w.lower() in DOCUMENT_WORDS}
-    return tuple(sorted(set(GENERIC_SERIES_WORDS) | words))
-
-
-def noun_phrases(text: str, max_words: int = 3) -> Counter[str]:
-    """Candidate noun phrases: runs of one to `max_words` alphabetic non-stop words inside a clause, lower case,
-    counted. Words with digits (models, values) and one-letter words end a run."""
-    stop = stopwords()
-    found: Counter[str] = Counter()
-    for clause in _SPLIT.split(text):
-        run: list[str] = []
-        for tok in clause.split() + [""]:
-            word = tok.strip("'\"-–—.,").lower()
-            if word and word.isalpha() and len(word) > 2 and word not in stop and word not in DOCUMENT_WORDS:
-                run.append(word)
-                continue
-            for n in range(1, max_words + 1):
-                for i in range(len(run) - n + 1):
-                    found[" ".join(run[i:i + n])] += 1
-            run = []
-    return found
-
-
-@dataclass
-class Name:
-    """What a title line says: a model and a product type, either may be missing."""
-
-    model: str | None = None
-    category: str | None = None
-
-
-@dataclass
-class Library:
-    """What `prepare` learns from the whole library."""
-
-    units: int = 0
-    model_df: Counter[str] = field(default_factory=Counter)  # normalised model -> units naming it
-    phrase_df: Counter[str] = field(default_factory=Counter)  # noun phrase -> units holding it
-    heading_counts: Counter[str] = field(default_factory=Counter)  # first-level heading text -> occurrences
-    common_title_words: frozenset[str] = frozenset()
-    models: list[str] = field(default_factory=list)  # every model a title named, longest first
-    #: words after which a short code is a model ("K4" after a brand or family word the titles share): the
-    #: generic ones and those the library's titles teach
-    series: tuple[str, ...] = GENERIC_SERIES_WORDS
-    #: most titles name a model: then a title without a digit names one too (near-duplicates differ by model)
-    titles_name_models: bool = False
-    lower_share: dict[str, float] = field(default_factory=dict)  # title word -> share written in lower case
-
-    def idf(self, df: int) -> float:
-        return math.log((1 + self.units) / (1 + df)) + 1.0
 
 
 def _units(documents: Sequence[Any]) -> list[str]:
@@ -224,7 +94,7 @@ def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
     """(offset, text) of every first-level heading: Markdown `# ...` lines (not in a PDF, where a `#` line is a
     shell prompt or a comment) and level-1 PDF outline entries."""
     pdf = bool(getattr(doc, "page_starts", None))
-    out = [] if pdf else [(m.start(), m.group(2).strip()) for m in _HEADING.finditer(doc.text) if len(m.group(1)) == 1]
+    out = [] if pdf else [(m.start(), m.group(2).strip()) for m in HEADING.finditer(doc.text) if len(m.group(1)) == 1]
     out += [(off, title) for off, level, title in getattr(doc, "outline", []) or [] if level in (0, 1)]
     return sorted(out)
 
@@ -261,15 +131,15 @@ class ExtractCnm:
         for text in units:
             lib.phrase_df.update(set(noun_phrases(text)))
         for doc in documents:
-            lib.heading_counts.update(_norm_line(t) for _, t in _first_level_headings(doc))
+            lib.heading_counts.update(norm_line(t) for _, t in _first_level_headings(doc))
         titles = [d.title for d in documents if d.title and not d.segments]
         for doc in documents:
-            titles += [t for _, t in _first_level_headings(doc) if lib.heading_counts[_norm_line(t)] == 1]
-        title_words = Counter(w for t in titles for w in {x.lower() for x in _TOKEN.findall(t)})
+            titles += [t for _, t in _first_level_headings(doc) if lib.heading_counts[norm_line(t)] == 1]
+        title_words = Counter(w for t in titles for w in {x.lower() for x in TOKEN.findall(t)})
         if len(titles) >= 3:
             # words (never models: no digits) in at least half the titles and at least three: a brand, a series
             lib.common_title_words = frozenset(w for w, n in title_words.items()
-                                               if n >= max(3, 0.5 * len(titles)) and not _has_digit(w))
+                                               if n >= max(3, 0.5 * len(titles)) and not has_digit(w))
         self.library = lib
         lower: Counter[str] = Counter()
         total: Counter[str] = Counter()
@@ -281,11 +151,11 @@ class ExtractCnm:
                     total[w.lower()] += 1
                     lower[w.lower()] += w.islower()
         lib.lower_share = {w: lower[w] / total[w] for w in total}
-        with_digit = [t for t in titles if (n := self.name_of(t)).model and _has_digit(n.model)]
+        with_digit = [t for t in titles if (n := self.name_of(t)).model and has_digit(n.model)]
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
         models = {n.model for t in titles if (n := self.name_of(t)).model}
         lib.models = sorted(models, key=lambda m: (-len(m), m))
-        lib.series = _series_words(titles, lib.common_title_words, models)
+        lib.series = series_words(titles, lib.common_title_words, models)
         for text in units:
             lib.model_df.update({normalise_model(m) for m in models_in(text, lib.series)})
 
@@ -296,11 +166,11 @@ class ExtractCnm:
         line = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", line.lstrip("# ").strip())
         line = re.split(r"\s[-–—:|]\s", line)[0] if re.search(r"\w\s[-–—:|]\s\w", line) else line
         lib = self.library
-        words = [w for w in _TOKEN.findall(line)
+        words = [w for w in TOKEN.findall(line)
                  if w.lower() not in lib.common_title_words and w.lower() not in DOCUMENT_WORDS]
         if not words:
             return Name()
-        digits = [i for i, w in enumerate(words) if _has_digit(w) and not re.fullmatch(r"\d{1,2}", w) or
+        digits = [i for i, w in enumerate(words) if has_digit(w) and not re.fullmatch(r"\d{1,2}", w) or
                   re.fullmatch(r"\d+(?:\.\d+)?", w)]
         if digits:
             end = digits[-1] + 1
@@ -312,7 +182,7 @@ class ExtractCnm:
                 start += 1
             # ... unless dropping them leaves a bare number or letter ("10" of "Orbit 10", "B 7.0" of "Pad B 7.0"):
             # that names no product, so the family word stays
-            while start > 0 and not _names_something(words[start:end]):
+            while start > 0 and not names_something(words[start:end]):
                 start -= 1
             model = " ".join(words[start:end])
             rest = [w for w in words[end:] if w.lower() not in stopwords()] or \
@@ -335,8 +205,8 @@ class ExtractCnm:
         numbered like a chapter or an appendix, or one naming a part of a document ("Concept Index")."""
         lib = self.library
         found = {off: t for off, t in _first_level_headings(doc)
-                 if lib.heading_counts[_norm_line(t)] <= 1 and not is_section(t)}
-        for m in _MARKER.finditer(doc.text):
+                 if lib.heading_counts[norm_line(t)] <= 1 and not is_section(t)}
+        for m in TITLE_MARKER.finditer(doc.text):
             found.setdefault(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.group(0).strip())
         return sorted(found.items())
 
@@ -357,7 +227,7 @@ class ExtractCnm:
 
     def distinctive_phrases(self, text: str, exclude: str = "", top: int = 5) -> list[str]:
         lib = self.library
-        bad = {w.lower() for w in _TOKEN.findall(exclude)}
+        bad = {w.lower() for w in TOKEN.findall(exclude)}
         scored = []
         for p, n in noun_phrases(text).items():
             if bad & set(p.split()):
@@ -377,12 +247,12 @@ class ExtractCnm:
         if self.noun_method == "yake":
             import yake
 
-            bad = {w.lower() for w in _TOKEN.findall(exclude)}
+            bad = {w.lower() for w in TOKEN.findall(exclude)}
             kw = yake.KeywordExtractor(lan="en", n=2, top=10, stopwords=set(stopwords()))
             out = []
             for phrase, _ in kw.extract_keywords(text):
                 p = phrase.lower()
-                if not _has_digit(p) and not bad & set(p.split()) and not set(p.split()) & DOCUMENT_WORDS:
+                if not has_digit(p) and not bad & set(p.split()) and not set(p.split()) & DOCUMENT_WORDS:
                     out.append(p)
             return out[:2]
         return self.distinctive_phrases(text, exclude, top=2)
@@ -395,11 +265,11 @@ class ExtractCnm:
         run's first page)."""
         sources: dict[str, str] = {}
         name = Name()
-        for source, line in (("title", title), ("heading", self._opening_title(text)), ("title", fallback_title)):
+        for source, line in (("title", title), ("heading", self.opening_title(text)), ("title", fallback_title)):
             if not line:
                 continue
             n = self.name_of(line)
-            if n.category and not n.model and _norm_line(line) == _norm_line(cover_line(text)):
+            if n.category and not n.model and norm_line(line) == norm_line(cover_line(text)):
                 n = Name(n.category, None)  # a name the document opens with ("AVRDUDE"), not a product type
             if n.model and not name.model:
                 name.model, sources["model"] = n.model, source
@@ -428,14 +298,14 @@ class ExtractCnm:
         cnm = CNM(category=name.category, nouns=nouns, model=name.model, confidence=round(min(confidence, 0.9), 2))
         return cnm, sources
 
-    def _opening_title(self, text: str) -> str | None:
+    def opening_title(self, text: str) -> str | None:
         """The title line at the start of a run (within its first 300 characters), if any."""
         head = text[:300]
-        for m in _HEADING.finditer(head):
-            if len(m.group(1)) == 1 and self.library.heading_counts[_norm_line(m.group(2))] <= 1 and \
+        for m in HEADING.finditer(head):
+            if len(m.group(1)) == 1 and self.library.heading_counts[norm_line(m.group(2))] <= 1 and \
                     not is_section(m.group(2)):
                 return m.group(2)
-        m = _MARKER.search(head)
+        m = TITLE_MARKER.search(head)
         return m.group(0).strip() if m and "content" not in m.group(0).lower() else None
 
     def tag_query(self, text: str, models: Sequence[str] | None = None) -> tuple[CNM, dict[str, str]]:
@@ -444,14 +314,14 @@ class ExtractCnm:
         no other known model ends the same way ("2020" names neither "Shades 2020" nor "Veils 2020"); never a
         name followed by a variant word ("QX9 Lite" does not name the "QX9"). The known models are `models` (the
         run's tagged models, given by the retrieval policy), else those the library's titles name."""
-        low = f" {' '.join(_TOKEN.findall(text.lower()))} "
+        low = f" {' '.join(TOKEN.findall(text.lower()))} "
         known = self.library.models if models is None else sorted(set(models), key=lambda m: (-len(m), m))
 
         def key(form: str) -> str:
-            return " ".join(_TOKEN.findall(form.lower()))
+            return " ".join(TOKEN.findall(form.lower()))
 
         tails = [(model, key(" ".join(model.split()[i:]))) for model in known
-                 for i, w in enumerate(model.split()) if i and _has_digit(w)]
+                 for i, w in enumerate(model.split()) if i and has_digit(w)]
         shared = Counter(k for _, k in tails)
         candidates = [(model, key(model)) for model in known] + [(m, k) for m, k in tails if shared[k] == 1]
         for model, form in candidates:
@@ -466,7 +336,7 @@ class ExtractCnm:
 
     def tag_queries(self, queries: Sequence[str], models: Sequence[str]) -> list[CnmResult]:
         """Questions tagged against the models a run's chunks carry (stateless: any session may ask)."""
-        return _results(queries, lambda q: self.tag_query(q, models))
+        return tag_results(queries, lambda q: self.tag_query(q, models))
 
     # ---- the backend interface ------------------------------------------------------------------------------
 
@@ -474,10 +344,10 @@ class ExtractCnm:
         """Tags for loose texts (questions, a hand-started run): a library model named in the text first."""
 
         def tag(text: str) -> tuple[CNM, dict[str, str]]:
-            title, body = _split_title(text)
+            title, body = split_title(text)
             return self.tag(body, title=title) if title else self.tag_query(body)
 
-        return _results(texts, tag, progress)
+        return tag_results(texts, tag, progress)
 
     def decide(self, pairs: Sequence[tuple[str, str]],
                progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
@@ -486,149 +356,3 @@ class ExtractCnm:
 
     def for_document(self, doc: Any, spans: Sequence[tuple[int, int]], title: str | None = None) -> DocumentView:
         return DocumentView(self, doc, spans, title)
-
-
-def _results(texts: Sequence[str], tag: Callable[[str], tuple[CNM, dict[str, str]]],
-             progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
-    """Each text's tag as a backend answer (the tag's JSON as the raw answer, its seconds, its sources)."""
-    out = []
-    for i, text in enumerate(texts):
-        started = time.perf_counter()
-        cnm, sources = tag(text)
-        out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started, sources=sources))
-        if progress:
-            progress(i + 1, len(texts))
-    return out
-
-
-def _split_title(text: str) -> tuple[str | None, str]:
-    if text.startswith(TITLE_PREFIX):
-        first, _, rest = text.partition("\n")
-        return first[len(TITLE_PREFIX):].strip() or None, rest.lstrip("\n")
-    return None, text
-
-
-class DocumentView:
-    """The backend seen from one document: its windows' decisions and its runs' tags."""
-
-    reads_runs = True  # the chunker gives `extract` each run's whole text, from its cut to the next
-
-    def __init__(self, backend: ExtractCnm, doc: Any, spans: Sequence[tuple[int, int]],
-                 title: str | None = None) -> None:
-        self.backend = backend
-        self.doc = doc
-        self.title = title
-        self.key, self.label, self.stats = backend.key, backend.label, backend.stats
-        self.spans = {(doc.text[s:e] if doc is not None else ""): (s, e) for s, e in reversed(spans)}
-        self.titles = backend.title_lines(doc) if doc is not None else []
-        self._seen: Counter[str] = Counter()
-        self._seen_to = -1  # no run started yet
-        self._run_start = 0
-        self._run_name: str | None = title
-
-    def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
-        def tag(text: str) -> tuple[CNM, dict[str, str]]:
-            given, body = _split_title(text)
-            # the document's title: given with the first run; later runs fall back to it after their own evidence
-            return self.backend.tag(body, title=given, window=body[:FIRST_PAGE],
-                                    fallback_title=None if given else self.title)
-
-        return _results(texts, tag, progress)
-
-    def _title_between(self, lo: int, hi: int) -> tuple[int, str] | None:
-        return next(((off, t) for off, t in self.titles if lo < off <= hi and off > 0), None)
-
-    def _run_models_until(self, end: int) -> Counter[str]:
-        """The models named in the current run (from its cut) up to offset `end`, counted as the windows go."""
-        if end > self._seen_to:
-            found = models_in(self.doc.text[self._seen_to:end], self.backend.library.series)
-            self._seen.update(normalise_model(m) for m in found.elements())
-            self._seen_to = end
-        return self._seen
-
-    def _new_run(self, at: int, title: str | None = None) -> None:
-        self._seen, self._seen_to, self._run_start = Counter(), at, at
-        self._run_name = self.backend.name_of(title).model if title else None
-
-    def _still_named(self, at: int) -> bool:
-        """Whether the text after `at` (LOOKAHEAD characters) still names the current run's model: its title's
-        model or the model it has named most. Then a new model there is an accessory or a sibling mentioned in
-        passing (a battery "BP-40", a cable "CX-2"), not a new document."""
-        ahead = self.doc.text[at:at + LOOKAHEAD]
-        if self._run_name:
-            forms = [self._run_name] + [w for w in self._run_name.split() if _has_digit(w)]
-            if any(re.search(rf"(?<!\w){re.escape(f)}(?!\w)", ahead, re.IGNORECASE) for f in forms):
-                return True
-        top = [m for m, _ in self._seen.most_common(1)]
-        return bool(top) and any(normalise_model(m) in top for m in models_in(ahead, self.backend.library.series))
-
-    def decide_one(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
-        """(same, reason, cut offset relative to the start of `current`, or None). Decisions are made in the
-        order of the windows: the tag-change signal compares a window with the run it would continue."""
-        a, c = self.spans.get(anchor), self.spans.get(current)
-        if a is None or c is None or self.doc is None:  # loose texts: only their own models to compare
-            return self._loose(anchor, current, similarity)
-        if self._seen_to < 0:
-            self._new_run(a[0], self.title or self.backend._opening_title(anchor))
-        mid = (c[0] + c[1]) // 2
-        # a title belongs to the first window that is mostly past it
-        found = self._title_between((a[0] + a[1]) // 2, mid)
-        if found and found[0] - self._run_start < COVER:
-            found = None  # a document's contents page after its cover: the same document
-        if found:
-            off, line = found
-            self._new_run(off, line)
-            return False, f"new title: {line[:60]!r}", off - c[0]
-        # a model named at least twice, first named where this window owns the text (past the previous
-        # window's middle, up to its own), and not named before in the current run. Not in a run that a title
-        # opened: where documents announce themselves with titles, a model change without one is an accessory
-        lo = (a[0] + a[1]) // 2
-        region = self.doc.text[lo:c[1]]
-        for model, _, n in [] if self._run_name else self.backend.distinctive_models(region):
-            first = lo + region.find(model)
-            if n < 2 or not lo < first <= mid:
-                continue
-            seen = self._run_models_until(first)
-            if seen and not any(models_match(model, m) or normalise_model(model) == m for m in seen) and \
-                    not self._still_named(first + len(model)):
-                self._new_run(first)
-                return False, f"tag changes: model {model} is new in this run", first - c[0]
-            break
-        self._run_models_until(mid)
-        if similarity is not None and similarity < self.backend.min_similarity:
-            self._new_run(c[0])
-            return False, f"unrelated text (similarity {similarity:.2f})", 0
-        return True, "no strong evidence of a new document", None
-
-    def _loose(self, anchor: str, current: str, similarity: float | None) -> tuple[bool, str, int | None]:
-        series = self.backend.library.series
-        a_models = {normalise_model(m) for m in models_in(anchor, series)}
-        for model, _, n in self.backend.distinctive_models(current):
-            if n >= 2 and a_models and normalise_model(model) not in a_models and \
-                    not any(models_match(model, m) for m in models_in(anchor, series)):
-                return False, f"tag changes: model {model} is new", 0
-            break
-        if similarity is not None and similarity < self.backend.min_similarity:
-            return False, f"unrelated text (similarity {similarity:.2f})", 0
-        return True, "no strong evidence of a new document", None
-
-    def decide(self, pairs: Sequence[tuple[str, str]],
-               progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
-        sims: list[float | None] = [None] * len(pairs)
-        embedder = self.backend.embedder
-        if embedder is not None and pairs:
-            vecs = np.asarray(embedder.embed([t for pair in pairs for t in pair]), dtype=np.float32)
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-            sims = [float(vecs[2 * i] @ vecs[2 * i + 1]) for i in range(len(pairs))]
-        out = []
-        for i, ((anchor, current), sim) in enumerate(zip(pairs, sims)):
-            started = time.perf_counter()
-            same, reason, cut = self.decide_one(anchor, current, sim)
-            extra: dict[str, Any] = {"similarity": sim}
-            if cut is not None:
-                extra["cut"] = cut
-            out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,
-                                      extra=extra))
-            if progress:
-                progress(i + 1, len(pairs))
-        return out

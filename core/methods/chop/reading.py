@@ -1,0 +1,159 @@
+"""What the `extract` backend reads in a text before it knows the library: the words that name kinds and parts
+of documents (the only words it knows, besides stop words and `rules.VARIANT_WORDS`; docs/METHODS.md lists
+them), title and heading lines, model-like tokens without values, a product type described in words, and
+candidate noun phrases."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.methods.chop.rules import (
+    GENERIC_SERIES_WORDS,
+    model_candidates,
+)
+from core.text import stopwords
+
+#: words that name a kind of document, not a product: dropped from titles (see docs/METHODS.md)
+DOCUMENT_WORDS = frozenset((
+    "manual", "manuals", "user", "users", "user's", "guide", "guides", "handbook", "instructions", "instruction",
+    "operating", "owner", "owners", "owner's", "reference", "documentation", "quick", "start", "getting",
+    "started", "tutorial", "datasheet", "introduction", "overview", "contents", "table",
+))
+#: words that name a part of a document, not a whole one: a heading holding one ("Concept Index", "Appendix B")
+#: is a section, never a new document's title (see docs/METHODS.md)
+SECTION_WORDS = frozenset((
+    "index", "appendix", "glossary", "bibliography", "references", "acknowledgements", "acknowledgments",
+    "preface", "foreword", "copying", "license", "licence", "chapter", "section", "part", "errata",
+))
+FIRST_PAGE = 2000  # characters of a run that count as its first page
+
+
+HEADING = re.compile(r"(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+TITLE_MARKER = re.compile(r"(?im)^[ \t]*(?:table of contents|contents|[A-Z][^\n]{2,60}\b(?:user manual|user guide|"
+                     r"owner'?s manual|instruction manual|operating instructions))[ \t]*$")
+TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]+)*|[A-Z]{2,}")
+# a number with a unit written in lower case or mixed case ("20kHz", "40mA", "25mm", "3rd"): a value, not a model
+_VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
+# a chapter or appendix number opening a heading: "1 Introduction", "2.3 Naming", "A Copying Information"
+_NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.?|[IVX]+\.)\s+\S")
+# a product type described in words: "A program for ...", "(ASN.1) library for ...", "... is a library that ..."
+# after a closing parenthesis ("(ASN.1) library for"), else only with an article: "Use biometrics to ...", "face,
+# fingerprint, or iris to ...", "stabilization: Activate anti-shake to ...", "is designed for ..." and "is in close
+# proximity to ..." state no product type
+_DESCRIBED = re.compile(r"(?:(?:^|[,;:]\s*|\b(?:is|as)\s+)(?:an?|the)\s+|\)\s*(?:(?:an?|the)\s+)?)"
+                        r"((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)\s+(?:for|that|which|to)\b",
+                        re.IGNORECASE | re.MULTILINE)
+_COPULA = frozenset(("is", "are", "was", "were", "be", "been"))
+_SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
+
+
+
+def norm_line(line: str) -> str:
+    return " ".join(re.findall(r"\w+", line.casefold()))
+
+
+def models_in(text: str, series: tuple[str, ...] = GENERIC_SERIES_WORDS) -> Counter[str]:
+    """`rules.model_candidates` without values ("20kHz", "40mA"); short codes count after the generic series
+    words or the library's own (`Library.series`), never after a product word of a fixed list."""
+    return Counter({m: n for m, n in model_candidates(text, series).items() if not _VALUE.match(m.split()[0])})
+
+
+def is_section(heading: str) -> bool:
+    """A heading numbered like a chapter or appendix, or naming a part of a document: never a document's title."""
+    words = {w.lower() for w in TOKEN.findall(heading)}
+    return bool(_NUMBERED.match(heading.lstrip("# "))) or bool(words & SECTION_WORDS)
+
+
+def cover_line(text: str) -> str:
+    """The first non-empty line of a text: on a PDF's first page, usually the product's name."""
+    return next((line.strip() for line in text[:400].splitlines() if line.strip()), "")
+
+
+def described_type(text: str) -> str | None:
+    """The product type a document states in words on its first lines ("A program for ...", "... library for
+    ...") or in a sentence ("..., which is a library for ..."): the lower-case words before "for", "that",
+    "which" or "to", without stop words and document words."""
+    stop = stopwords()
+    head = "\n".join(text[:FIRST_PAGE].splitlines()[:12])
+    for m in _DESCRIBED.finditer(head):
+        if _COPULA & set(m.group(1).lower().split()):  # "the pen is designed for": a clause, not a noun phrase
+            continue
+        words = [w for w in m.group(1).split() if w.islower() and w not in stop and w not in DOCUMENT_WORDS]
+        if words and m.group(1).split()[-1] == words[-1]:
+            return " ".join(words)
+    return None
+
+
+def has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+def names_something(words: Sequence[str]) -> bool:
+    """Whether model words tell a product apart: a word of two letters or more, or one mixing letters and digits
+    ("K4", "B07"); not a bare number ("10", "8.0") with at most single letters."""
+    return any(sum(ch.isalpha() for ch in w) >= 2 or (has_digit(w) and any(ch.isalpha() for ch in w))
+               for w in words)
+
+
+def series_words(titles: Sequence[str], common: frozenset[str], models: set[str]) -> tuple[str, ...]:
+    """The words after which this library writes short model codes: the capitalised words most titles share (a
+    brand, a family) and the words before a code inside the titles' models ("Pad" of "Pad B 7.0"), besides the
+    generic ones. Learned from the titles, so no product word is written into the extractor."""
+    shared = {w for t in titles for w in TOKEN.findall(t) if w.lower() in common and w[:1].isupper()}
+    inside = {w for parts in (m.split() for m in models) for i, w in enumerate(parts)
+              if w.isalpha() and len(w) >= 2 and w[:1].isupper() and any(has_digit(x) for x in parts[i + 1:])}
+    words = (shared | inside) - {w for w in shared | inside if w.lower() in DOCUMENT_WORDS}
+    return tuple(sorted(set(GENERIC_SERIES_WORDS) | words))
+
+
+def noun_phrases(text: str, max_words: int = 3) -> Counter[str]:
+    """Candidate noun phrases: runs of one to `max_words` alphabetic non-stop words inside a clause, lower case,
+    counted. Words with digits (models, values) and one-letter words end a run."""
+    stop = stopwords()
+    found: Counter[str] = Counter()
+    for clause in _SPLIT.split(text):
+        run: list[str] = []
+        for tok in clause.split() + [""]:
+            word = tok.strip("'\"-–—.,").lower()
+            if word and word.isalpha() and len(word) > 2 and word not in stop and word not in DOCUMENT_WORDS:
+                run.append(word)
+                continue
+            for n in range(1, max_words + 1):
+                for i in range(len(run) - n + 1):
+                    found[" ".join(run[i:i + n])] += 1
+            run = []
+    return found
+
+
+@dataclass
+class Name:
+    """What a title line says: a model and a product type, either may be missing."""
+
+    model: str | None = None
+    category: str | None = None
+
+
+@dataclass
+class Library:
+    """What `prepare` learns from the whole library."""
+
+    units: int = 0
+    model_df: Counter[str] = field(default_factory=Counter)  # normalised model -> units naming it
+    phrase_df: Counter[str] = field(default_factory=Counter)  # noun phrase -> units holding it
+    heading_counts: Counter[str] = field(default_factory=Counter)  # first-level heading text -> occurrences
+    common_title_words: frozenset[str] = frozenset()
+    models: list[str] = field(default_factory=list)  # every model a title named, longest first
+    #: words after which a short code is a model ("K4" after a brand or family word the titles share): the
+    #: generic ones and those the library's titles teach
+    series: tuple[str, ...] = GENERIC_SERIES_WORDS
+    #: most titles name a model: then a title without a digit names one too (near-duplicates differ by model)
+    titles_name_models: bool = False
+    lower_share: dict[str, float] = field(default_factory=dict)  # title word -> share written in lower case
+
+    def idf(self, df: int) -> float:
+        return math.log((1 + self.units) / (1 + df)) + 1.0
