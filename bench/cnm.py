@@ -75,6 +75,7 @@ def measure(documents: Sequence[Any], backend: str, alone: bool = False, example
     (`core.methods.chop.family`), over every choice of that manual: their mean and their worst."""
     from core.chunkers.base import ChunkerContext
     from core.chunkers.registry import make_chunker
+    from core.methods.chop.accuracy import by_source
     from core.pipeline import chunk_documents
 
     t0 = time.perf_counter()
@@ -116,12 +117,6 @@ def _shares(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
-def by_source(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, dict[str, dict[str, int]]]:
-    from core.methods.chop.accuracy import by_source as counted
-
-    return counted(chunks, documents)
-
-
 def merge_counts(*tables: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, dict[str, int]]]:
     """`by_source` tables added up, part by part and kind by kind."""
     out: dict[str, dict[str, dict[str, int]]] = {}
@@ -144,13 +139,8 @@ def pooled_by_source(results: dict[str, Any]) -> dict[str, dict[str, int]]:
     tables = [r["by_source"] for r in results.values() if r.get("by_source")]
     taught = [r["one_example"]["by_source"] for r in results.values() if (r.get("one_example") or {}).get("by_source")]
     tables += [{part: {k: n for k, n in kinds.items() if k == FAMILY} for part, kinds in t.items()} for t in taught]
-    pooled: dict[str, dict[str, int]] = {}
-    for part in merge_counts(*tables).values():
-        for kind, counts in part.items():
-            held = pooled.setdefault(kind, {"right": 0, "wrong": 0, "unknown": 0})
-            for verdict, n in counts.items():
-                held[verdict] += n
-    return dict(sorted(pooled.items()))
+    both_parts = merge_counts(*({"both": kinds} for table in tables for kinds in table.values()))
+    return dict(sorted(both_parts.get("both", {}).items()))
 
 
 def _golds(documents: Sequence[Any]) -> dict[str, dict[str, str]]:
@@ -166,6 +156,7 @@ def _golds(documents: Sequence[Any]) -> dict[str, dict[str, str]]:
 def one_example(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, Any]:
     """For each manual in turn, its gold tag given as the only correction: the shares on the other manuals' chunks.
     Returns the mean and the worst (lowest right) share of each part over those choices."""
+    from core.methods.chop.accuracy import by_source
     from core.methods.chop.family import manual_of, teach
 
     docs = {d.doc_id: d for d in documents}

@@ -80,13 +80,15 @@ def withheld_guess(source: str | None) -> tuple[str, str] | None:
 
 _WITHHELD = ("unknown: only the {source} named it, and the {source} was right on {share} of the parts it gave on the "
              "sets with gold tags (it read: {value})")
-_WITHHELD_READ = re.compile(r"unknown: only the (?P<source>.+?) named it, and the (?P=source) was right on \d+% of "
-                            r"the parts it gave on the sets with gold tags \(it read: (?P<value>.+)\)$")
+#: `_WITHHELD` read back: the template itself, its fields as groups (the source named twice, the share a percentage)
+_WITHHELD_READ = re.compile(re.escape(_WITHHELD).replace(re.escape("{source}"), "(?P<source>.+?)", 1)
+                            .replace(re.escape("{source}"), "(?P=source)").replace(re.escape("{share}"), r"\d+%")
+                            .replace(re.escape("{value}"), "(?P<value>.+)") + "$")
 
 
 def sources_text(sources: Mapping[str, str] | None) -> str:
     """Where each part of a tag came from and how far it can be trusted, for a person checking it:
-    "category: title (1.00) · model: first page (0.97)". Nouns have no gold, so no confidence."""
+    "category: description (1.00) · model: title (0.96)". Nouns have no gold, so no confidence."""
     sources = sources or {}
     out = []
     for part in PARTS:
