@@ -23,7 +23,7 @@ from core.chunkers.registry import register
 from core.infra.errors import ConfigError
 from core.ingest.documents import Document
 from core.llm.base import LLMError
-from core.methods.chop.cnm import CnmResult, DecisionResult, cnm_backend_of, prefix_text
+from core.methods.chop.cnm import TITLE_PREFIX, CnmResult, DecisionResult, cnm_backend_of, prefix_text
 from core.methods.chop.policy import CnmPolicy, store_metadata
 from core.model import Chunk, Chunking
 from core.pipeline import ChunkRun
@@ -110,7 +110,7 @@ class ChopChunker(Chunker):
         else:
             inputs = [texts[i] for i in starts]
         if title:
-            inputs[0] = f"Document title: {title}\n\n{inputs[0]}"
+            inputs[0] = f"{TITLE_PREFIX} {title}\n\n{inputs[0]}"
         extracted = backend.extract(inputs)
         _raise_if_failed(extracted, decisions)
         self._annotate(chunks, decisions, dict(zip(starts, extracted)))

@@ -29,6 +29,8 @@ from core.model import Chunk
 #: 3: string lengths capped in the schemas (a grammar-constrained model then always closes its JSON); 4: no example
 #: model, category or noun in the prompts (small models copied them), the JSON asked for with empty values
 PROMPT_VERSION = 4
+#: how the chunker puts the document's title before a run's first window, and how a backend reads it off
+TITLE_PREFIX = "Document title:"
 TEXT_START, TEXT_END = "<<<MANUAL_TEXT>>>", "<<<END_MANUAL_TEXT>>>"
 _MARKER = re.compile(r"<<<\s*(?:END_)?MANUAL_TEXT\s*>>>", re.IGNORECASE)
 MAX_FIELD_CHARS = 120  # category, model, each noun: real tags are a few words

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from core.llm.base import LLMStats
-from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
+from core.methods.chop.cnm import CNM, TITLE_PREFIX, CnmResult, DecisionResult
 from core.methods.chop.reading import (
     FIRST_PAGE,
     Library,
@@ -23,7 +23,6 @@ from core.methods.chop.reading import (
 )
 from core.methods.chop.rules import models_match, normalise_model
 
-TITLE_PREFIX = "Document title:"
 COVER = 4000  # characters after a run's start in which a title line (a table of contents) belongs to the run
 LOOKAHEAD = 15000  # characters after a new model in which the run's own model must not be named again
 
