@@ -14,7 +14,7 @@ from components.html import md_escape
 from core.infra.errors import ChunkLensError
 from core.infra.uploads import limit_mb, read_upload
 from core.methods.chop.edits import CnmEdit, EditLog, edits_from_rows, export_tags, inspector_rows
-from core.methods.chop.family import hand_examples, propose
+from core.methods.chop.family import hand_examples, held_back, propose
 from core.pipeline import run_key
 from core.workbench import (
     MAX_TAGS_BYTES,
@@ -132,8 +132,15 @@ def family_panel(latest) -> None:
     named = ", ".join(sorted(examples))
     with st.expander(f"Carry your correction of {md_escape(named)} to the other manuals", expanded=True):
         st.caption("Near-duplicate manuals share their product type and differ by model: the category you typed "
-                   "goes to every manual whose title states no other type, and the model is read from each title "
-                   "where your correction sat in yours. Nothing changes until you apply it.")
+                   "goes to every manual whose title states no other type (unless it sets your manual apart), and "
+                   "the model is read from each title where your correction sat in yours. Nothing changes until "
+                   "you apply it.")
+        held = held_back(corpus.documents, examples)
+        if held:
+            st.caption(f"Not carried to {len(held)} manual(s): your category sets your manual apart and they rarely "
+                       "name it; they keep their tag.")
+            st.dataframe(pd.DataFrame([{"manual": h.doc_id, "category": h.category, "why": h.why} for h in held]),
+                         hide_index=True, width="stretch")
         if not changes:
             st.info("Your correction changes no other manual's tag.")
             return

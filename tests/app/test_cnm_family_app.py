@@ -12,7 +12,7 @@ import pytest
 from core.infra.workspace import Workspace
 from core.ingest.library import Library
 from core.methods.chop.edits import export_tags
-from tests.support.appflow import click, new_session, run_chunks
+from tests.support.appflow import click, load_sample, new_session, run_chunks
 from tests.support.data import shared_dataset
 
 CATEGORY = "Eurorack synthesizer module"
@@ -64,3 +64,24 @@ def test_one_typed_correction_is_proposed_for_the_family_and_moves_the_metrics(a
 def tag_line(at) -> str:
     [line] = [m.value for m in at.markdown if m.value.startswith("**Tags against the gold tags**")]
     return line
+
+
+@pytest.mark.slow
+def test_a_category_that_sets_its_manual_apart_is_shown_as_not_carried(app_workspace, monkeypatch):
+    """The sample set holds two fans among other products: a fan's corrected category "fan" is what sets it apart,
+    so the proposal lists the manuals that rarely name it as not carried, with why."""
+    at = run_chunks(load_sample(new_session(monkeypatch, app_workspace)))
+    chunks = at.session_state["runs"]["results"]["chop"].run.chunks
+    tags = export_tags(chunks)
+    first_fan = next(i for i, c in enumerate(chunks) if c.doc_id == "fan-F30")
+    tags[first_fan]["cnm"] = {**tags[first_fan]["cnm"], "category": "fan"}
+    at.switch_page("pages/cnm_inspector.py").run()
+    at.file_uploader(key="import-chop").set_value(("tags.json", json.dumps(tags).encode(), "application/json"))
+    at = click(at.run(), "Apply imported tags")
+    assert not at.exception and not at.error
+    at.run()
+    [proposal] = [e for e in at.expander if e.label.startswith(r"Carry your correction of fan\-F30")]
+    assert any(c.value.startswith("Not carried to 5 manual(s)") for c in proposal.caption)
+    [held] = [d.value for d in proposal.dataframe if "why" in d.value.columns and "category" in d.value.columns]
+    assert set(held["manual"]) == {"aircon-225B", "aircon-226R", "camera-X100", "camera-X200", "dehumidifier-D50"}
+    assert held["why"].str.startswith('not carried: "fan" sets fan-F30 apart').all()

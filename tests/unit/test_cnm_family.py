@@ -13,7 +13,7 @@ from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog, apply_edits
 from core.methods.chop.evidence import BY_HAND
 from core.methods.chop.extract import ExtractCnm
-from core.methods.chop.family import hand_examples, manual_of, propose, runs_of, teach
+from core.methods.chop.family import hand_examples, held_back, manual_of, propose, runs_of, teach
 from core.pipeline import chunk_documents
 
 BODY = ("The {name} keeps its settings when the power is off. Press and hold the mode button for three seconds to "
@@ -126,3 +126,46 @@ def test_corrections_whose_titles_are_as_near_are_weighed_by_the_manuals_own_wor
         category = {manual_of(c, by_id): CNM.of(c).category for c in taught}
         assert category["z6c"] == "flight controller"  # its own text names controllers
         assert category["z5nano"] is None  # names neither: left unknown, not guessed
+
+
+def test_a_category_that_sets_its_manual_apart_goes_only_to_the_manuals_that_name_it():
+    """One tablet-like manual among phones: its corrected type goes to the other manual that speaks of it as often,
+    not to the rest, which keep their tag and are listed with why; a type every manual names goes everywhere."""
+    documents = family()
+    for doc in documents[2:4]:
+        doc.text += "\n\nHold the tablet in landscape; the tablet stand folds flat. " * 4
+    for doc in documents:
+        doc.text += "\n\nThe remote pairs with one remote base. " * 2
+    chunks = chop_chunks(documents)
+    by_id = {d.doc_id: d for d in documents}
+    example = {"z7": {"category": "tablet"}}
+    taught, _ = teach(chunks, documents, example)
+    category = {manual_of(c, by_id): CNM.of(c).category for c in taught}
+    assert category["z5nano"] == "tablet"
+    assert "tablet" not in {category["z6mini"], category["z6c"]} and category["c2"] == "Battery Charger"
+    held = held_back(documents, example)
+    assert {h.doc_id for h in held} == {"z6mini", "z6c", "c2"}
+    assert all(h.why.startswith('not carried: "tablet" sets z7 apart') for h in held)
+    evenly = {"z7": {"category": "remote"}}
+    taught, _ = teach(chunks, documents, evenly)
+    assert {CNM.of(c).category for c in taught if manual_of(c, by_id) != "c2"} == {"remote"}
+    assert held_back(documents, evenly) == []
+
+
+def test_a_title_word_the_correction_puts_in_the_model_is_no_longer_a_category():
+    """The extractor reads "Pad" of "Acme Pad S6" as a product type (the manuals write "pad" in lower case); a
+    correction whose model is "Pad 8" shows it is part of the name: the S6's category is taken off, then the
+    family's type is carried to it."""
+    names = {"s10": ("Acme S10 User Guide", "S10"), "a50": ("Acme A50 User Guide", "A50"),
+             "n9": ("Acme Note 9 User Guide", "Note 9"), "pad8": ("Acme Pad 8 User Guide", "Pad 8"),
+             "pads6": ("Acme Pad S6 User Guide", "Pad S6")}
+    pads = "Tap the touch pad twice; the pad lights up, the pad cover opens and the pad dims.\n\n"
+    documents = [Document(d, title, f"# {title}\n\n" + (BODY.format(name=name, w=30, r=100, b=2) + pads) * 3)
+                 for d, (title, name) in names.items()]
+    chunks = chop_chunks(documents)
+    by_id = {d.doc_id: d for d in documents}
+    assert {CNM.of(c).category for c in chunks if manual_of(c, by_id) == "pads6"} == {"Pad"}
+    taught, changes = teach(chunks, documents, {"pad8": {"category": "tablet", "model": "Pad 8"}})
+    tags = {(manual_of(c, by_id), CNM.of(c).category, CNM.of(c).model) for c in taught}
+    assert ("pads6", "tablet", "Pad S6") in tags and ("n9", "tablet", "Note 9") in tags
+    assert not any(m == "pads6" and cat == "Pad" for m, cat, _ in tags)

@@ -9,6 +9,11 @@ correction of one manual (an *example*: its category and / or model, given in th
   hold a drill and a saw whose titles say so). With several examples, a manual follows the example whose title
   shares the most words with its own title; between titles as near, the category whose words its own text uses
   most, and none when it uses none of them (so the order of the examples never matters).
+  A corrected category can also be what sets its manual apart rather than the family's type (one tablet among
+  phones): when the corrected manual names it at least `DISTINCT` times as often as the library's median manual
+  (per character), it goes only to the manuals that name it at least the geometric mean of those two rates, and
+  the others keep their category (`held_back` lists them, and why). Between titles as near, such a category that
+  reaches the manual wins over one that does not set its manual apart.
 - **model**: when the corrected model is a run of words of the corrected manual's title, the words around it are
   the family's title template ("Acme | Zephyr 6 Mini | User Guide": the brand before, the kind of document
   after). Every manual whose title has the same words before its model takes the words up to where the
@@ -24,7 +29,9 @@ command line) applies the edits `propose` returns.
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +39,7 @@ from dataclasses import dataclass
 from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, apply_edits
-from core.methods.chop.evidence import BY_HAND
+from core.methods.chop.evidence import BY_HAND, UNKNOWN
 from core.methods.chop.rules import VARIANT_WORDS
 from core.model import Chunk
 
@@ -44,6 +51,10 @@ DOCUMENT_TAIL = frozenset(("manual", "manuals", "user", "users", "user's", "guid
 _WORD = re.compile(r"\S+")
 _TYPE_WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
 _TITLE_SOURCES = ("title", "heading")
+#: how many times as often as the library's median manual a corrected manual must name its category for the
+#: category to set it apart: between the highest ratio on a one-type family (1.99, eurorack's Rings) and the
+#: lowest of a type that sets a manual apart (4.5, the sample's fans; emanual_galaxy's tablets 6, its band 22)
+DISTINCT = 3.0
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,55 @@ def _type_word(word: str) -> bool:
     return word[:1].isupper() and word.replace("-", "").isalpha() and word.casefold() not in VARIANT_WORDS
 
 
+@dataclass(frozen=True)
+class Reach:
+    """Where one corrected category goes: everywhere, or, when it sets its manual apart (`distinct`), only to the
+    manuals that name it at least `floor` times per 100,000 characters."""
+    source: str  # the corrected manual
+    category: str
+    rates: Mapping[str, float]  # manual -> how often it names the category, per 100,000 characters
+    distinct: bool
+    floor: float
+
+    def reaches(self, manual: str) -> bool:
+        return not self.distinct or self.rates.get(manual, 0.0) >= self.floor
+
+    def why_not(self, manual: str) -> str:
+        median, here = statistics.median(self.rates.values()), self.rates.get(manual, 0.0)
+        return (f"not carried: \"{self.category}\" sets {self.source} apart ({self.rates[self.source]:.1f} mentions "
+                f"per 100k characters there, {median:.1f} in the median manual, {here:.1f} here)")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A manual a corrected category is not carried to, and why: shown beside the proposed changes."""
+    doc_id: str
+    category: str
+    why: str
+
+
+def reach(source: str, category: str, texts: Mapping[str, str], vocab: dict[str, Counter[str]]) -> Reach:
+    """How far `source`'s corrected `category` goes in the library whose manuals' texts are `texts` (`vocab`:
+    their word counts, filled as needed)."""
+    rates = {}
+    for manual, text in texts.items():
+        if manual not in vocab:
+            vocab[manual] = word_counts(text)
+        rates[manual] = 1e5 * _mentions(category, vocab[manual]) / max(len(text), 1)
+    own = rates.get(source, 0.0)
+    median = statistics.median(rates.values()) if rates else 0.0
+    distinct = len(rates) >= 3 and own > 0 and own >= DISTINCT * median
+    floor = math.sqrt(own * max(median, own / 100)) if distinct else 0.0
+    return Reach(source, category, rates, distinct, floor)
+
+
+def _name_head(model: str) -> list[str]:
+    """A model's words up to its last word with a digit: "Pad S6" of "Pad S6 Dock", not the type after a code."""
+    words = _words(model)
+    last = max((i for i, w in enumerate(words) if _digit(w)), default=-1)
+    return words[:last + 1]
+
+
 def _overlap(a: str, b: str) -> int:
     return len(set(_fold(_words(a))) & set(_fold(_words(b))))
 
@@ -179,10 +239,7 @@ def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
     missing = sorted(set(examples) - set(titles))
     if missing:
         raise KeyError(f"no manual {', '.join(missing)} in this run")
-    first = {r.doc_id: r for r in reversed(runs)}  # each manual's first run: what its title said
-    texts = manual_texts(documents)
-    vocab: dict[str, Counter[str]] = {}  # each manual's word counts, counted when first needed
-    categories = [(d, ex["category"]) for d, ex in examples.items() if ex.get("category")]
+    family = _Family.of(runs, documents, examples)
     templates = [t for d, ex in examples.items() if ex.get("model")
                  and (t := ModelTemplate.learn(titles[d], str(ex["model"]), d)) is not None]
     edits: list[CnmEdit] = []
@@ -197,7 +254,7 @@ def propose(chunks: Sequence[Chunk], documents: Sequence[Document],
         nearest = max(templates, key=lambda t: _overlap(titles[t.source], run.title), default=None)
         model, typed = nearest.read(run.title) if nearest is not None else (None, None)
         if own is None or not own.get("category"):
-            _family_category(run, first, categories, titles, texts, vocab, typed, new, why)
+            family.category_for(run, typed, model, new, why)
         if (own is None or not own.get("model")) and nearest is not None and model:
             new["model"], why["model"] = model, f"family: the title template of {nearest.source}'s correction"
         changed = [p for p in PARTS if new[p] != getattr(run.cnm, p)]
@@ -240,34 +297,80 @@ def manual_texts(documents: Sequence[Document]) -> dict[str, str]:
     return out
 
 
-def _family_category(run: Run, first: Mapping[str, Run], categories: Sequence[tuple[str, str | None]],
-                     titles: Mapping[str, str], texts: Mapping[str, str], vocab: dict[str, Counter[str]],
-                     typed: str | None, new: dict[str, str | None], why: dict[str, str]) -> None:
-    """The family's category for `run`, from the example whose title is nearest its own, unless the run's manual
-    states a product type of its own in its title that the example's manual did not: `typed`, read from the title
-    by the model template, or the category the backend read from the manual's title or heading."""
-    if not categories:
-        return
-    overlap = {d: _overlap(titles[d], run.title) for d, _ in categories}
-    nearest = [(d, c) for d, c in categories if overlap[d] == max(overlap.values())]
-    if len({(c or "").casefold() for _, c in nearest}) > 1:
-        # titles as near as each other: the category whose words the manual itself uses most ("board" of
-        # "keyboard" in a keyboard's manual), and none when it uses none of them
-        if run.doc_id not in vocab:
-            vocab[run.doc_id] = word_counts(texts.get(run.doc_id, ""))
-        counts = [(_mentions(c or "", vocab[run.doc_id]), d, c) for d, c in nearest]
-        top = max(n for n, _, _ in counts)
-        winners = {(c or "").casefold() for n, _, c in counts if n == top}
-        if top == 0 or len(winners) > 1:
+@dataclass
+class _Family:
+    """What a proposal knows of the library beside its runs: each manual's first run (what its title said), its
+    title, its text and word counts (counted when first needed), and the corrected categories with their reach."""
+    first: Mapping[str, Run]
+    titles: Mapping[str, str]
+    texts: Mapping[str, str]
+    vocab: dict[str, Counter[str]]
+    categories: Sequence[tuple[str, str]]
+    reaches: Mapping[str, Reach]
+
+    @classmethod
+    def of(cls, runs: Sequence[Run], documents: Sequence[Document],
+           examples: Mapping[str, Mapping[str, str | None]]) -> _Family:
+        texts = manual_texts(documents)
+        vocab: dict[str, Counter[str]] = {}
+        categories = [(d, str(ex["category"])) for d, ex in examples.items() if ex.get("category")]
+        return cls({r.doc_id: r for r in reversed(runs)}, {r.doc_id: r.title for r in runs}, texts, vocab,
+                   categories, {d: reach(d, c, texts, vocab) for d, c in categories})
+
+    def counts(self, manual: str) -> Counter[str]:
+        if manual not in self.vocab:
+            self.vocab[manual] = word_counts(self.texts.get(manual, ""))
+        return self.vocab[manual]
+
+    def category_for(self, run: Run, typed: str | None, named: str | None, new: dict[str, str | None],
+                     why: dict[str, str]) -> None:
+        """The family's category for `run`, from the example whose title is nearest its own, unless the run's
+        manual states a product type of its own in its title that the example's manual did not: `typed`, read
+        from the title by the model template, or the category the backend read from the manual's title or
+        heading, unless the template's model for this title (`named`) holds its words before its code ("Pad" of
+        "Pad S6": part of the name, as the correction shows, so it is taken off). Only where the example's
+        category reaches."""
+        stated = typed or _title_category(self.first[run.doc_id])
+        if stated and not typed and named and set(_fold(_words(stated))) <= set(_fold(_name_head(named))):
+            stated = None
+            if run.cnm.category and run.cnm.category.casefold() == (_title_category(run) or "").casefold():
+                new["category"], why["category"] = None, f"{UNKNOWN}: a word of the model (the correction's reading)"
+        categories = [(d, c) for d, c in self.categories if self.reaches[d].reaches(run.doc_id)]
+        if not categories:
             return
-        nearest = [(d, c) for n, d, c in counts if n == top]
-    source, category = nearest[0]
-    stated, example_stated = typed or _title_category(first[run.doc_id]), _title_category(first[source])
-    if stated and stated.casefold() != (example_stated or "").casefold():
-        if typed and run.cnm.category != typed:
-            new["category"], why["category"] = typed, "its own title (the family's title template)"
-        return
-    new["category"], why["category"] = category, f"family: {source}'s correction"
+        overlap = {d: _overlap(self.titles[d], run.title) for d, _ in categories}
+        nearest = [(d, c) for d, c in categories if overlap[d] == max(overlap.values())]
+        distinct = {c.casefold() for d, c in nearest if self.reaches[d].distinct}
+        if len({c.casefold() for _, c in nearest}) > 1 and len(distinct) == 1:
+            nearest = [(d, c) for d, c in nearest if self.reaches[d].distinct]  # a type that sets this one apart
+        if len({c.casefold() for _, c in nearest}) > 1:
+            # titles as near as each other: the category whose words the manual itself uses most ("board" of
+            # "keyboard" in a keyboard's manual), and none when it uses none of them
+            counts = [(_mentions(c, self.counts(run.doc_id)), d, c) for d, c in nearest]
+            top = max(n for n, _, _ in counts)
+            if top == 0 or len({c.casefold() for n, _, c in counts if n == top}) > 1:
+                return
+            nearest = [(d, c) for n, d, c in counts if n == top]
+        source, category = nearest[0]
+        example_stated = _title_category(self.first[source])
+        if stated and stated.casefold() != (example_stated or "").casefold():
+            if typed and run.cnm.category != typed:
+                new["category"], why["category"] = typed, "its own title (the family's title template)"
+            return
+        new["category"], why["category"] = category, f"family: {source}'s correction"
+
+
+def held_back(documents: Sequence[Document], examples: Mapping[str, Mapping[str, str | None]]) -> list[Held]:
+    """The manuals (other than the examples) that no corrected category is carried to, because each sets its own
+    manual apart and they rarely name it (see `Reach`), with the first example's reason."""
+    texts = manual_texts(documents)
+    vocab: dict[str, Counter[str]] = {}
+    reaches = [reach(d, str(ex["category"]), texts, vocab) for d, ex in examples.items()
+               if ex.get("category") and d in texts]
+    if not reaches:
+        return []
+    return [Held(m, reaches[0].category, reaches[0].why_not(m)) for m in texts
+            if m not in examples and not any(r.reaches(m) for r in reaches)]
 
 
 def teach(chunks: Sequence[Chunk], documents: Sequence[Document],
