@@ -58,9 +58,9 @@ def openai_path(doc: Any, windows: int, delay: float, concurrency: int, server_u
     """One CHOP run over the first `windows` windows through the real OpenAI client, with a fresh answer cache."""
     from core.chunkers.base import ChunkerContext, token_window_chunks
     from core.chunkers.registry import make_chunker
-    from core.ingest.documents import Document
     from core.methods.chop.backends import make_cnm_backend
     from core.methods.chop.chunker import ChopChunker
+    from core.schema.documents import Document
 
     first = token_window_chunks(doc, ChopChunker.size, ChopChunker.overlap)[:windows]
     piece = Document("bench", "bench", doc.text[: first[-1].end])

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import run_cli, write_study
+from core.schema.documents import documents_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -98,7 +99,7 @@ def with_examples(chunks: Sequence[Any], documents: Sequence[Any],
     in the reverse order (the two must agree)."""
     from core.methods.chop.family import manual_of, teach
 
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     out: dict[str, Any] = {"examples": list(examples)}
     for label, order in (("given_order", examples), ("reversed_order", dict(reversed(list(examples.items()))))):
         taught, _ = teach(chunks, documents, order)
@@ -159,7 +160,7 @@ def one_example(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, An
     from core.methods.chop.accuracy import by_source
     from core.methods.chop.family import manual_of, teach
 
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     runs: dict[str, list[dict[str, Any]]] = {"category": [], "model": []}
     sources: dict[str, dict[str, dict[str, int]]] = {}
     for manual, gold in _golds(documents).items():

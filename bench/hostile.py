@@ -134,9 +134,10 @@ NORMAL = "tests/fixtures/debian/libtasn1.pdf"  # a real 36-page manual, read bes
 def _read(name: str, data: bytes) -> str:
     """Read `name` as an upload (or draw its page 1 in the page view); the outcome's first line."""
     from core.infra.errors import ChunkLensError
-    from core.ingest.documents import Document, load_bytes
+    from core.ingest.documents import load_bytes
     from core.ingest.pdf import LOADER
     from core.outputs.pageview import load_page
+    from core.schema.documents import Document
 
     try:
         if name.endswith("(page view)"):

@@ -182,7 +182,7 @@ def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[S
     once more on each onnxruntime MiniLM, and each one's own sentence pass."""
     from core.chunkers.base import ChunkerContext
     from core.chunkers.registry import make_chunker
-    from core.ingest.documents import Document
+    from core.schema.documents import Document
 
     def chunk_with(spec: str, model: Any = embedder) -> Prepare:
         def prepare(text: str) -> Run:

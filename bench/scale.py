@@ -62,8 +62,8 @@ from core.infra.errors import ChunkLensError
 if TYPE_CHECKING:
     from bench.local_servers import ChromaServer
     from core.chunkers.base import Chunker
-    from core.ingest.documents import Document
-    from core.model import Chunk
+    from core.schema.chunks import Chunk
+    from core.schema.documents import Document
     from core.store.embeddings import Embedder
     from core.store.index import VectorStore
 
@@ -340,7 +340,7 @@ def embed_base(docs: Sequence[Document], chunker: Chunker, embedder: Embedder) -
 def tiled_chunks(base: Sequence[Chunk], n: int) -> list[Chunk]:
     """`n` chunks, copy c of base chunk i at position c * len(base) + i: the span of its first TILE_TEXT_CHARS
     characters (the span contract holds against a copy of its document named `<doc_id>-t<c>`)."""
-    from core.model import Chunk
+    from core.schema.chunks import Chunk
     from core.tokens import count_tokens_many
 
     shorts = [u.text[:TILE_TEXT_CHARS] for u in base]

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from core.evaluation.report import rerank_phrase
 from core.methods.chop.cnm import CNM
 from core.methods.chop.evidence import part_confidence
-from core.model import Chunk
-from core.store.hits import Hit
+from core.schema.chunks import Chunk
+from core.schema.hits import Hit
 
 PALETTE = ["#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa"]
 OVERLAP_STYLE = "background: repeating-linear-gradient(45deg,#fca5a5,#fca5a5 4px,#fecaca 4px,#fecaca 8px);"

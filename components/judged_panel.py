@@ -12,6 +12,7 @@ from core.infra.errors import ChunkLensError
 from core.infra.uploads import limit_mb, read_upload
 from core.ingest.judged import export_zip
 from core.ingest.library import Library
+from core.schema.documents import documents_by_id
 
 _MAX_ZIP_BYTES = 50 * 2**20
 
@@ -25,7 +26,7 @@ def render(lib: Library) -> None:
         st.caption("Questions you judged on the Query page. A question with evidence scores every chunker here; "
                    "export them as a qa-spans v1 folder (zip) to use elsewhere, or import one.")
         if judged:
-            docs = {d.doc_id: d for d in lib.documents()}
+            docs = documents_by_id(lib.documents())
             rows = [{"qid": q.qid, "question": q.question, "evidence spans": len(q.relevant),
                      "judged not answering": len(q.not_relevant),
                      "status": ("scores chunkers" if q.usable else "no evidence yet") if q.fits(docs)

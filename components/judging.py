@@ -10,8 +10,8 @@ import streamlit as st
 
 from components.html import esc, md_escape
 from core.evaluation.judging import Verdict, evidence_choices
-from core.evaluation.metrics import Span
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.spans import Span
 
 _PICKING = "judge_picking"  # {"spec", "rank"} of the hit whose evidence is being picked
 _VERDICT_STYLE = {"answers": ("#15803d", "judged: answers"), "does not answer": ("#b91c1c", "judged: does not answer"),
@@ -70,5 +70,5 @@ def evidence_picker(spec: str, rank: int, chunk: Chunk) -> Judgment | None:
         st.rerun()
     if saved:
         st.session_state.pop(_PICKING, None)
-        return Judgment(spec, rank, ticked or [Span(chunk.doc_id, chunk.start, chunk.end)])
+        return Judgment(spec, rank, ticked or [chunk.span])
     return None

@@ -9,11 +9,8 @@ import streamlit as st
 
 from components import charts
 from components.html import chunk_spans_html, cnm_badges_html, md_escape
-from core.ingest.datasets import Question
-from core.ingest.documents import Document
 from core.ingest.library import Library
 from core.methods.chop.cnm import CNM
-from core.model import Chunk
 from core.outputs.pageview import (
     PageViewError,
     PlacedSpan,
@@ -23,6 +20,9 @@ from core.outputs.pageview import (
     place_spans,
     viewable,
 )
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
+from core.schema.questions import Question
 from core.services import Services
 from core.workbench import unread_parts
 

@@ -12,11 +12,11 @@ import streamlit as st
 
 from components import charts
 from components.html import chunk_spans_html, cnm_badges_html, esc, md_escape
-from core.ingest.documents import Document
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.cnm import CNM
 from core.methods.chop.continuity import judge_run
 from core.pipeline import ChunkRun
+from core.schema.documents import Document
 
 
 def _curve(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:

@@ -18,9 +18,9 @@ from typing import Any
 
 from core.chunkers.base import Chunker
 from core.infra.storage import write_atomically
-from core.ingest.documents import Document
-from core.model import Chunk, SpanMismatch, check_spans
-from core.spans import Span
+from core.schema.chunks import Chunk, SpanMismatch, check_spans
+from core.schema.documents import Document
+from core.schema.spans import Span
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore, collection_name
 from core.store.lexical import LexicalIndex, LexicalStore, lexical_name
@@ -61,7 +61,7 @@ class ChunkRun:
         return self.children() or self.chunks
 
     def spans(self) -> list[Span]:
-        return [Span(c.doc_id, c.start, c.end) for c in self.parents()]
+        return [c.span for c in self.parents()]
 
 
 def run_key(docs: Sequence[Document], identity: str) -> str:

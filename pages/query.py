@@ -10,12 +10,12 @@ from components.html import hit_card_html, md_escape, query_tags_html, retrieval
 from components.progress import progress_status
 from core.evaluation.collisions import question_grid
 from core.evaluation.judging import corpus_question, record_judgment, verdict
-from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
 from core.infra.errors import ChunkLensError
 from core.ingest.datasets import MAX_QUESTION_CHARS
 from core.ingest.judged import QID_PREFIX
 from core.outputs.report_pages import app_settings, query_report_html
+from core.schema.documents import documents_by_id
 from core.workbench import (
     answer_each,
     ask_all,
@@ -84,7 +84,7 @@ shown = st.session_state.get("answers")
 if not shown:
     st.stop()
 answers, gold = shown["answers"], shown["gold"]
-by_id = {d.doc_id: d for d in corpus.documents}
+by_id = documents_by_id(corpus.documents)
 texts = {d.doc_id: d.text for d in corpus.documents}
 
 
@@ -137,7 +137,7 @@ judged = judged_only(lib.dataset())
 if judged is not None:
     judged_intervals.render(services, judged, results, k, corpus.joined, retrieval)
 picked_hit = judging.picking() if shown.get("own") else None
-grid = question_grid({s: [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
+grid = question_grid({s: [h.span for h in a.hits]
                       for s, a in answers.items() if not a.error},
                      gold.references if gold else [], source_of)
 grid_figure = charts.collision_grid(grid, "Where each chunker's hits come from (★ the document with the answer)"

@@ -218,7 +218,6 @@ def load_sets(datasets: Sequence[tuple[str, Any]], chunker: str = CHUNKER, conte
 
 def measure(study_set: StudySet, analyzer: Callable[[str], list[str]]) -> dict[str, float]:
     """hit@1, hit@10, MRR@10 of BM25 with this analyzer over the set's chunks, as the bench scores them."""
-    from core.evaluation.metrics import Span
     from core.evaluation.relevance import evaluate, source_resolver
     from core.store.lexical import LexicalIndex
 
@@ -228,7 +227,7 @@ def measure(study_set: StudySet, analyzer: Callable[[str], list[str]]) -> dict[s
     retrieved = []
     for query in study_set.queries:
         found = index.search(query, k)
-        retrieved.append([Span(by_id[cid].doc_id, by_id[cid].start, by_id[cid].end) for cid, _ in found])
+        retrieved.append([by_id[cid].span for cid, _ in found])
     refs = [(q.qid, q.references) for q in study_set.dataset.questions]
     scores, _ = evaluate(refs, retrieved, study_set.spans, KS, source_resolver(study_set.dataset.documents))
     return {"hit@1": scores["hit@1"], "hit@10": scores["hit@10"], "mrr@10": scores["mrr@10"],

@@ -5,6 +5,6 @@ The papers' own methods live in `core.methods`, one package each, and register t
 from core.chunkers import cosine, lumber, naive, paragraph, recursive, semantic, sentence  # noqa: F401  (registration)
 from core.chunkers.base import Chunker, ChunkerContext
 from core.chunkers.registry import available, make_chunker
-from core.model import Chunk, Chunking
+from core.schema.chunks import Chunk, Chunking
 
 __all__ = ["Chunk", "Chunker", "ChunkerContext", "Chunking", "available", "make_chunker"]

@@ -1,7 +1,7 @@
 """The chunker interface: the base class every chunker derives from, the services a run hands it (by need), the
 mixins for contextual headers and title routing, and helpers that turn spans into chunks.
 
-The chunk model is `core.model`'s, the registry `core.chunkers.registry`'s.
+The chunk model is `core.schema.chunks`'s, the registry `core.chunkers.registry`'s.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.chunkers.splitting import document_token_windows
 from core.infra.errors import ConfigError, Stopped
-from core.ingest.documents import Document
-from core.model import Chunk, Chunking, RetrievalPolicy, StoreValue
+from core.schema.chunks import Chunk, Chunking, RetrievalPolicy, StoreValue
+from core.schema.documents import Document
 from core.tokens import prefetch_token_map, token_map
 
 if TYPE_CHECKING:

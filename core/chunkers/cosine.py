@@ -12,8 +12,8 @@ from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
-from core.model import Chunking
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
 
 
 @register

@@ -16,7 +16,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from core.ingest.documents import Document
+from core.schema.documents import Document
 
 PREFIX_MODES = ("none", "title", "headings")
 SEPARATOR = " > "

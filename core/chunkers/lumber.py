@@ -13,9 +13,9 @@ from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range
 from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
-from core.ingest.documents import Document
 from core.llm.base import ChatRequest, LLMError
-from core.model import Chunking
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
 
 LUMBER_PROMPT = """You will read a document split into numbered paragraphs ("ID n: ...").
 Find the first paragraph, after the first one, where the content clearly changes topic compared with the

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, check_overlap, check_tokens, token_window_chunks
 from core.chunkers.registry import register
-from core.ingest.documents import Document
-from core.model import Chunking
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
 
 
 @register

@@ -26,9 +26,9 @@ from core.chunkers.base import (
     check_words,
 )
 from core.chunkers.registry import register
-from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedSpan, split_sized
-from core.ingest.documents import Document
-from core.model import Chunking
+from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedInterval, split_sized
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
 
 _HEADING_RE = re.compile(r"^(?:#{1,6}\s.*|[^\n]{1,80}(?<![.!?:;,。！？]))$")
 
@@ -54,8 +54,8 @@ class ParagraphChunker(MetadataPrefix, TitleRouting, Chunker):
 
     def chunk(self, doc: Document) -> Chunking:
         paragraphs = T.paragraphs(doc.text)
-        spans: list[SizedSpan] = []
-        pending: SizedSpan | None = None  # headings and fragments waiting for the paragraph they introduce
+        spans: list[SizedInterval] = []
+        pending: SizedInterval | None = None  # headings and fragments waiting for the paragraph they introduce
         for (s, e), n in zip(paragraphs, WORDS.sizes(doc.text, paragraphs), strict=True):
             if pending is not None and pending[2] + n <= self.theta:
                 s, n = pending[0], pending[2] + n
@@ -77,6 +77,6 @@ class ParagraphChunker(MetadataPrefix, TitleRouting, Chunker):
         return Chunking(build_chunks(doc, [(s, e) for s, e, _ in spans]))
 
 
-def _whole(span: SizedSpan, paragraphs: list[tuple[int, int]]) -> bool:
+def _whole(span: SizedInterval, paragraphs: list[tuple[int, int]]) -> bool:
     """Whether `span` is a run of whole paragraphs (not a piece of a long one)."""
     return any(s == span[0] for s, _ in paragraphs) and any(e == span[1] for _, e in paragraphs)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_words
 from core.chunkers.registry import register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
-from core.ingest.documents import Document
-from core.model import Chunking
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
 
 
 @register

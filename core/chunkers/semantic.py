@@ -19,8 +19,8 @@ from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
-from core.model import Chunking
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
 
 #: the widest window either side of a sentence. With `buffer_by=text` every window's text is embedded, and under
 #: the `window` long-text policy all of it is read, so the work grows with buffer times text: a buffer as long as

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range, check_tokens
 from core.chunkers.registry import register
-from core.chunkers.splitting import TOKENS, Span, pack, split_to_cap
-from core.ingest.documents import Document
-from core.model import Chunking
+from core.chunkers.splitting import TOKENS, pack, split_to_cap
+from core.schema.chunks import Chunking
+from core.schema.documents import Document
+from core.schema.spans import Interval
 
 #: the most sentences one chunk repeats from the one before: each repeated sentence is embedded again per chunk
 MAX_OVERLAP_SENTENCES = 8
@@ -36,16 +37,16 @@ class SentenceChunker(MetadataPrefix, TitleRouting, Chunker):
         return Chunking(build_chunks(doc, _pack_with_overlap(doc.text, units, self.max_tokens, self.overlap_sentences)))
 
 
-def sentence_units(text: str, cap: int) -> list[Span]:
+def sentence_units(text: str, cap: int) -> list[Interval]:
     """Sentences, each split further only when it alone is over `cap` tokens."""
-    units: list[Span] = []
+    units: list[Interval] = []
     for s, e in T.sentences(text):
         units.extend(split_to_cap(text, s, e, TOKENS, cap, (T.words,)))
     return units
 
 
-def _pack_with_overlap(text: str, units: list[Span], cap: int, overlap: int) -> list[Span]:
-    spans: list[Span] = []
+def _pack_with_overlap(text: str, units: list[Interval], cap: int, overlap: int) -> list[Interval]:
+    spans: list[Interval] = []
     i = 0
     while i < len(units):
         j = i + 1

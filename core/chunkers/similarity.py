@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.chunkers.splitting import TOKENS, Span, pack
+from core.chunkers.splitting import TOKENS, pack
+from core.schema.spans import Interval
 
 
 def unit_vectors(embedder, texts: list[str]) -> np.ndarray:
@@ -23,9 +24,9 @@ def neighbour_similarity(vecs: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", vecs[:-1], vecs[1:])
 
 
-def spans_from_breaks(text: str, units: list[Span], breaks: list[int], cap: int | None) -> list[Span]:
+def spans_from_breaks(text: str, units: list[Interval], breaks: list[int], cap: int | None) -> list[Interval]:
     """Group `units` into runs that end before each index in `breaks`; with a cap, split long runs by packing."""
-    spans: list[Span] = []
+    spans: list[Interval] = []
     edges = [0, *sorted(set(b for b in breaks if 0 < b < len(units))), len(units)]
     for a, b in zip(edges, edges[1:]):
         run = units[a:b]

@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core import text as T
+from core.schema.spans import Interval
 from core.tokens import TokenMap, count_tokens, count_tokens_many, token_char_offsets, token_map
 
-Span = tuple[int, int]
-SizedSpan = tuple[int, int, int]  # start, end, measured size
+SizedInterval = tuple[int, int, int]  # start, end, measured size (an `Interval` of one text, with its size)
 #: one level of the recursive splitter: text, start, end -> its parts, non-empty and stripped of whitespace
-Splitter = Callable[[str, int, int], list[Span]]
+Splitter = Callable[[str, int, int], list[Interval]]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Measure:
             return count_tokens(text[start:end])
         return T.word_index(text).count(start, end)
 
-    def sizes(self, text: str, spans: Sequence[Span]) -> list[int]:
+    def sizes(self, text: str, spans: Sequence[Interval]) -> list[int]:
         """`size` of every span, in one batch (threads for tokens, one array lookup for words)."""
         if self.unit == "tokens":
             return count_tokens_many([text[s:e] for s, e in spans])
@@ -40,14 +40,14 @@ TOKENS = Measure("tokens")
 WORDS = Measure("words")
 
 
-def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
+def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Interval]:
     """Fixed windows of `size` tokens advancing by `size - overlap`, as stripped character spans, each holding
     at most `size` tokens when re-tokenised on its own: the last resort of `split_to_cap` under a token cap."""
     if overlap >= size:
         raise ValueError("overlap must be smaller than size")
     offsets = [start + o for o in token_char_offsets(text[start:end])]
     n = len(offsets) - 1
-    spans: list[Span] = []
+    spans: list[Interval] = []
     i = 0
     while i < n:
         j = min(i + size, n)
@@ -99,7 +99,7 @@ def keep_window(out: list[tuple[int, int, int]], window: tuple[int, int, int]) -
     out.append(window)
 
 
-def pack(text: str, units: Sequence[Span], measure: Measure, cap: int) -> list[Span]:
+def pack(text: str, units: Sequence[Interval], measure: Measure, cap: int) -> list[Interval]:
     """Greedily merge consecutive units into spans whose measured size stays within `cap`.
 
     Units are added while the sum of their sizes fits; each finished span is then measured for real and, if
@@ -110,9 +110,9 @@ def pack(text: str, units: Sequence[Span], measure: Measure, cap: int) -> list[S
     return [(s, e) for s, e, _ in pack_sized(text, sized, measure, cap)]
 
 
-def pack_sized(text: str, units: Sequence[SizedSpan], measure: Measure, cap: int) -> list[SizedSpan]:
+def pack_sized(text: str, units: Sequence[SizedInterval], measure: Measure, cap: int) -> list[SizedInterval]:
     """`pack` of units whose sizes are known already; the packed spans come back with their measured sizes."""
-    spans: list[SizedSpan] = []
+    spans: list[SizedInterval] = []
     i = 0
     while i < len(units):
         j, total = i + 1, units[i][2]
@@ -128,7 +128,8 @@ def pack_sized(text: str, units: Sequence[SizedSpan], measure: Measure, cap: int
     return spans
 
 
-def split_to_cap(text: str, start: int, end: int, measure: Measure, cap: int, levels: Sequence[Splitter]) -> list[Span]:
+def split_to_cap(text: str, start: int, end: int, measure: Measure, cap: int,
+                 levels: Sequence[Splitter]) -> list[Interval]:
     """Recursive splitting: try each separator level in turn until every piece fits, then pack pieces back up.
 
     The last resort below every level is fixed token windows (tokens) or single words (words), so the cap holds
@@ -138,7 +139,7 @@ def split_to_cap(text: str, start: int, end: int, measure: Measure, cap: int, le
 
 
 def split_sized(text: str, start: int, end: int, measure: Measure, cap: int, levels: Sequence[Splitter],
-                size: int | None = None) -> list[SizedSpan]:
+                size: int | None = None) -> list[SizedInterval]:
     """`split_to_cap` with each span's measured size; `size`, when given, is the size of text[start:end].
 
     Every piece is measured once: the parts of a level in one batch, and a packed span once more only when it
@@ -156,7 +157,7 @@ def split_sized(text: str, start: int, end: int, measure: Measure, cap: int, lev
     for depth, level in enumerate(levels):
         parts = level(text, start, end)
         if len(parts) > 1:
-            pieces: list[SizedSpan] = []
+            pieces: list[SizedInterval] = []
             for (ps, pe), n in zip(parts, measure.sizes(text, parts), strict=True):
                 if n <= cap:  # parts come stripped (see Splitter): one that fits is a piece as it is
                     pieces.append((ps, pe, n))

@@ -30,13 +30,14 @@ from core import text as T
 from core.chunkers.registry import make_chunker
 from core.evaluation.collisions import top1_sources
 from core.evaluation.fields import report_fields
-from core.evaluation.metrics import Span
 from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.significance import compare, headline_metrics, intervals
-from core.ingest.datasets import QADataset, Question, joined
+from core.ingest.datasets import QADataset, joined
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
+from core.schema.questions import Question
+from core.schema.spans import Span
 from core.services import Services
 from core.store.embeddings import unread_share
 from core.store.retrieval import RetrievalSettings
@@ -149,7 +150,7 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     query_seconds = time.perf_counter() - t0
     applied = Counter(a.tags.applied for a in answers if a.tags is not None)
     calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
-    retrieved = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
+    retrieved = [[h.span for h in found] for found in hits]
     scores, by_question = evaluate(refs, retrieved, spans, options.ks, source_of)
     per_question = {m: [q.values[m] for q in by_question] for m in (by_question[0].values if by_question else {})}
     n = len(parents)

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.evaluation.metrics import Span, wrong_doc_at_k
+from core.evaluation.metrics import wrong_doc_at_k
 from core.evaluation.relevance import SourceOf, same_document
+from core.schema.spans import Span
 
 
 @dataclass

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core.ingest.documents import Document
 from core.pipeline import ChunkRun
+from core.schema.documents import Document
 
 #: report_fields(documents, run) -> extra fields of one chunker's result in a bench report
 ReportFields = Callable[[Sequence[Document], ChunkRun], dict[str, Any]]

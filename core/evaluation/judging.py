@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from core.evaluation.metrics import Span, is_relevant
+from core.evaluation.metrics import is_relevant
 from core.evaluation.pooling import is_judged
-from core.ingest.datasets import Question, in_stream
-from core.ingest.documents import Document
+from core.ingest.datasets import in_stream
 from core.ingest.judged import JudgedQuestion, JudgedSet
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
+from core.schema.questions import Question
+from core.schema.spans import Span
 from core.text import sentences
 
 Verdict = Literal["answers", "does not answer", "not judged"]
@@ -52,7 +54,7 @@ def verdict(chunk: Chunk, question: Question | None, texts: dict[str, str]) -> V
     """What the judgments say about one hit (`question` in corpus offsets; `texts` the corpus's texts by id)."""
     if question is None:
         return "not judged"
-    span = Span(chunk.doc_id, chunk.start, chunk.end)
+    span = chunk.span
     if any(is_relevant(span, r) for r in question.references):
         return "answers"
     return "does not answer" if is_judged(span, question, texts) else "not judged"
@@ -63,7 +65,7 @@ def record_judgment(judged: JudgedSet, corpus_documents: Sequence[Document], lib
     """Keep one judgment of a hit shown in the corpus (`evidence`: corpus spans inside it that answer, or None
     when it does not answer) in document offsets; a hit across a join is judged part by part. Returns the
     question as saved."""
-    parts = document_spans(corpus_documents, Span(chunk.doc_id, chunk.start, chunk.end))
+    parts = document_spans(corpus_documents, chunk.span)
     found = [p for s in evidence or () for p in document_spans(corpus_documents, s)]
     saved = None
     for part in parts:

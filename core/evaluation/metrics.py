@@ -11,9 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from core.spans import Interval, Span, overlap, subtract, total, union
-
-__all__ = ["Interval", "Span", "overlap", "subtract", "total", "union"]  # the span model, where it lived before
+from core.schema.spans import Interval, Span, overlap, subtract, total, union
 
 
 def is_relevant(chunk: Span, ref: Span) -> bool:

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.evaluation.metrics import Span, is_relevant, subtract, union
-from core.ingest.datasets import Question, extra_spans
+from core.evaluation.metrics import is_relevant
+from core.ingest.datasets import extra_spans
+from core.schema.questions import Question
+from core.schema.spans import Span, subtract, union
 
 
 def _unjudged_chars(hit: Span, judged: Sequence[Span], text: str | None) -> int:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.evaluation import metrics as M
-from core.evaluation.metrics import Span
-from core.ingest.documents import Document
+from core.schema.documents import Document
+from core.schema.spans import Span
 
 SourceOf = Callable[[Span], str]  # which source document a span comes from (a joined stream's segment)
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from core.infra.errors import DatasetError
 from core.infra.jsonio import loads_checked
-from core.ingest.documents import MAX_TEXT_CHARS, Document, join_documents
-from core.spans import Span
+from core.ingest.documents import MAX_TEXT_CHARS, join_documents
+from core.schema.documents import Document
+from core.schema.questions import Question
+from core.schema.spans import Span
 
 #: the largest corpus.jsonl or questions.jsonl an upload may be: over ten times the largest set we know (chroma_eval's
 #: corpus, 1.5 MB). Every line is parsed into memory, with the documents' text, before the set is checked.
@@ -32,22 +34,6 @@ def check_question(text: str, where: str = "the question") -> str:
         raise DatasetError(f"{where}: {len(text):,} characters, over the {MAX_QUESTION_CHARS:,}-character limit "
                            "for a question (ask it shorter)")
     return text
-
-
-@dataclass(frozen=True)
-class Question:
-    qid: str
-    question: str
-    references: tuple[Span, ...]
-    answer: str | None = None
-    product: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-
-    def text(self, qualify: bool = False) -> str:
-        """The question, prefixed with its product (`Product: question`) when asked and known."""
-        if qualify and self.product:
-            return f"{self.product}: {self.question}"
-        return self.question
 
 
 @dataclass

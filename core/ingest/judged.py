@@ -33,10 +33,11 @@ from typing import Any
 from core.infra.errors import DatasetError
 from core.infra.jsonio import jsonl_lines, loads_checked
 from core.infra.storage import write_atomically
-from core.ingest.datasets import Question, check_question, corpus_documents, corpus_jsonl, questions_jsonl
-from core.ingest.documents import Document
+from core.ingest.datasets import check_question, corpus_documents, corpus_jsonl, questions_jsonl
 from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
-from core.spans import Span, subtract, union
+from core.schema.documents import Document
+from core.schema.questions import Question
+from core.schema.spans import Span, subtract, union
 
 QID_PREFIX = "mine-"
 #: fixed time stamp of every zip member, so one set always exports to the same bytes

@@ -28,9 +28,11 @@ from pathlib import Path
 
 from core.infra.errors import DatasetError, DocumentError, SetExists
 from core.infra.storage import locked, remove_path, stale_temporaries, sync_folder, write_atomically
-from core.ingest.datasets import QADataset, Question, load_dataset
-from core.ingest.documents import MAX_FILE_BYTES, Document, Segment, load_bytes, slugify
+from core.ingest.datasets import QADataset, load_dataset
+from core.ingest.documents import MAX_FILE_BYTES, load_bytes, slugify
 from core.ingest.judged import JudgedSet, read_zip
+from core.schema.documents import Document, Segment, documents_by_id
+from core.schema.questions import Question
 
 _ID_RE = re.compile(r"[a-z0-9]{6,32}")  # whole ids only (fullmatch): `$` would let "abcdef\n" through
 JUDGED_SET_NAME = "judged in the app"  # the name a library's own set goes by where no QA set names it
@@ -513,7 +515,7 @@ class Library:
         it replaces moved aside), list the documents and point the library at `folder`. On any failure every step
         done is undone; a document or file that cannot be written raises `DatasetError`.
         Returns (added, present, conflicts) as `SetLoad` names them."""
-        held = {d.doc_id: d for d in self.documents()}  # first: it may leave out a damaged document's id
+        held = documents_by_id(self.documents())  # first: it may leave out a damaged document's id
         ids = self._ids()
         added, present, conflicts = [], [], []
         undo: list[Callable[[], object]] = []
@@ -603,7 +605,7 @@ class Library:
             return []
         if not judged:
             return []
-        docs = {d.doc_id: d for d in (self.documents() if documents is None else documents)}
+        docs = documents_by_id(self.documents() if documents is None else documents)
         return [q.as_question() for q in judged if q.usable and q.fits(docs)]
 
     def import_judged(self, data: bytes, max_bytes: int) -> str:
@@ -612,7 +614,7 @@ class Library:
         with other text is left out, the rest merge into the library's own set. Returns the line to show; a bad
         file raises DatasetError."""
         imported = read_zip(data, max_bytes)
-        held = {d.doc_id: d for d in self.documents()}
+        held = documents_by_id(self.documents())
         clashing = {d.doc_id for d in imported.documents if d.doc_id in held and held[d.doc_id].text != d.text}
         used = {s.doc_id for q in imported.questions for s in [*q.relevant, *q.not_relevant]}
         added_docs = [d.doc_id for d in imported.documents
@@ -671,7 +673,7 @@ class Library:
             self._note(f"{folder}: could not be read ({exc.strerror or exc.__class__.__name__}); the questions of QA "
                        f"set '{folder.name}' are left out for now, this library's documents stay.")
             return None
-        mine = {d.doc_id: d for d in self.documents()}
+        mine = documents_by_id(self.documents())
         same = {d.doc_id for d in ds.documents if d.doc_id in mine and mine[d.doc_id].text == d.text}
         questions = [q for q in ds.questions if all(r.doc_id in same for r in q.references)]
         return QADataset(ds.name, list(mine.values()), questions, source=ds.source)

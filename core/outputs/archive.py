@@ -52,12 +52,13 @@ from core.infra.uploads import megabytes
 from core.infra.urls import redact_url
 from core.infra.workspace import Workspace
 from core.ingest.datasets import gold_cnm, joined, questions_jsonl
-from core.ingest.documents import MAX_FILE_BYTES, MAX_TEXT_CHARS, SUPPORTED_SUFFIXES, Document, Segment, join_documents
+from core.ingest.documents import MAX_FILE_BYTES, MAX_TEXT_CHARS, SUPPORTED_SUFFIXES, join_documents
 from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog
+from core.schema.documents import Document, Segment, documents_by_id
 from core.settings import ADDRESS_FIELDS, SETTINGS_FILE, VISITOR_FIELDS, Settings
 
 FORMAT = "chunklens-archive"
@@ -236,7 +237,7 @@ def _document(data: Any, doc_id: str) -> Document:
 
 def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
                     datasets_root: Path, report: ImportReport) -> None:
-    have = {d.doc_id: d for d in lib.documents()}
+    have = documents_by_id(lib.documents())
     order = _json(zf, parts["order"]["order.json"]) if "order.json" in parts["order"] else list(parts["text"])
     for doc_id in order if isinstance(order, list) else []:
         if not isinstance(doc_id, str) or doc_id not in parts["text"] or not valid_doc_id(doc_id):

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.documents import Document, documents_by_id
 
 FORMATS = (".jsonl", ".csv")
 CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "page", "page_end", "token_count", "prefix",
@@ -45,7 +45,7 @@ def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[s
 
 def records(runs: Mapping[str, Sequence[Chunk]], documents: Sequence[Document]) -> Iterator[dict[str, Any]]:
     """One record per chunk of every run (parents and children alike), in run and chunk order."""
-    by_id = {d.doc_id: d for d in documents}
+    by_id = documents_by_id(documents)
     for spec, chunks in runs.items():
         for c in chunks:
             yield chunk_record(spec, c, by_id.get(c.doc_id))

@@ -13,8 +13,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from core.model import Chunk
 from core.outputs.pageview import Page, PlacedSpan
+from core.schema.chunks import Chunk
 
 COLOURS = ["#2563eb", "#f59e0b"]
 

@@ -22,10 +22,10 @@ from pathlib import Path
 from core.infra.errors import ChunkLensError, DocumentError
 from core.ingest import pdf as pdf_reader
 from core.ingest import worker
-from core.ingest.datasets import Question
-from core.ingest.documents import Document
 from core.ingest.library import Library
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
+from core.schema.questions import Question
 
 SCALE = 1.5  # 108 dpi: a US-letter page is 918 x 1188 pixels, sharp enough to read body text
 GAP_EMS = 1.5  # wider than any word space, narrower than a table's column gap

@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import core
-from core.ingest.documents import Document
 from core.outputs import figures
 from core.outputs.report_html import (
     UNREAD_NOTABLE,
@@ -22,6 +21,7 @@ from core.outputs.report_html import (
     rows_table,
     settings_table,
 )
+from core.schema.documents import Document, documents_by_id
 
 #: Chunk & compare's summary columns, as the page names them: (header, key, which value is best)
 CHUNK_COLUMNS = (("chunks", "chunks", None), ("children", "children", None), ("mean tokens", "mean tokens", None),
@@ -101,7 +101,7 @@ def chunking_report_html(rows: Mapping[str, Mapping[str, Any]], documents: Seque
 def hit_rows(answers: Mapping[str, Any], documents: Sequence[Document]) -> dict[str, list[dict[str, Any]]]:
     """Each chunker's hits as rows (rank, score, document, characters, pages, relevant, start of the text), from
     `core.workbench.QueryResult`s."""
-    by_id = {d.doc_id: d for d in documents}
+    by_id = documents_by_id(documents)
     out: dict[str, list[dict[str, Any]]] = {}
     for spec, a in answers.items():
         rows = []

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.store.hits import Hit
+from core.schema.hits import Hit
 from core.store.lexical import LexicalIndex
 from core.store.searches import DenseSearch, Probe
 

@@ -5,53 +5,18 @@ child are data on the chunks, the merge is a wrapper over any base retriever).""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.hits import Hit
 from core.store.fusion import Candidate
 from core.store.searches import BaseSearch, Probe
 
 
-@dataclass
-class Hit:
-    chunk: Chunk
-    score: float
-    rank: int
-    similarity: float = 0.0  # the plain cosine similarity (0 when the dense side did not rank it), before a boost
-    tag_match: float | None = None  # the retrieval policy's match of the question with this chunk
-    children: list[tuple[Chunk, float]] = field(default_factory=list)  # multi-granular: the child hits behind it
-    unit_id: str = ""  # the indexed unit behind the score: the chunk itself, or a parent's best child
-    dense_rank: int | None = None  # 1-based, among the searched chunks; None: beyond the candidate pool
-    dense_score: float | None = None  # cosine similarity
-    lexical_rank: int | None = None  # 1-based; None: no query token occurs in the chunk
-    lexical_score: float | None = None  # BM25
-    first_rank: int | None = None  # with a reranker: the rank before it re-ordered the hits
-    rerank_score: float | None = None  # with a reranker: its score
-
-    def take_sides(self, c: Candidate) -> None:
-        """Where the unit behind this hit stood on the dense and the lexical side."""
-        self.dense_rank, self.dense_score, self.lexical_rank, self.lexical_score = (
-            c.dense_rank, c.dense_score, c.lexical_rank, c.lexical_score)
-        self.similarity = c.dense_score or 0.0
-
-
-@dataclass
-class QueryTags:
-    """A question's tags and what the retrieval policy did with them."""
-
-    tags: dict[str, Any]
-    applied: str = "none"  # "filter", "boost", "route", "none (no model)", "none (no title named)", ...
-    values: list[str] = field(default_factory=list)  # the chunk values a filter kept
-    label: str = "question CNM"  # the policy's name for them (`RetrievalPolicy.label`)
-
-
-@dataclass
-class Answer:
-    """One question's hits, with its tags when the run has a retrieval policy."""
-
-    hits: list[Hit]
-    tags: QueryTags | None = None
+def take_sides(hit: Hit, c: Candidate) -> None:
+    """Where the unit behind `hit` stood on the dense and the lexical side."""
+    hit.dense_rank, hit.dense_score, hit.lexical_rank, hit.lexical_score = (
+        c.dense_rank, c.dense_score, c.lexical_rank, c.lexical_score)
+    hit.similarity = c.dense_score or 0.0
 
 
 def parents_by_best_child(found: Sequence[tuple[str, float]], by_id: dict[str, Chunk], k: int) -> list[Hit]:
@@ -89,7 +54,7 @@ class Units:
             hits = []
             for rank, c in enumerate(cands[:k], start=1):
                 hit = Hit(self.by_id[c.cid], c.score, rank, unit_id=c.cid)
-                hit.take_sides(c)
+                take_sides(hit, c)
                 hits.append(hit)
             out.append(hits)
         return out
@@ -112,6 +77,6 @@ class ParentMerge:
             hits = parents_by_best_child([(c.cid, c.score) for c in cands], self.by_id,
                                          len(cands) if k is None else k)
             for hit in hits:
-                hit.take_sides(by_cid[hit.unit_id])
+                take_sides(hit, by_cid[hit.unit_id])
             out.append(hits)
         return out

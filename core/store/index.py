@@ -25,7 +25,7 @@ import numpy as np
 
 from core.infra.errors import ChunkLensError, ConfigError, StoreError
 from core.infra.urls import redact_url
-from core.model import Chunk
+from core.schema.chunks import Chunk
 
 QUERY_BATCH = 64
 #: candidates HNSW keeps while it searches (Chroma's default: 100). The graph Chroma builds differs from one build

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from core.infra.storage import new_folder
-from core.model import Chunk
+from core.schema.chunks import Chunk
 
 TOKENIZER_VERSION = "t2"  # bump when `lexical_tokens` changes what it returns
 MANIFEST = "chunklens.json"

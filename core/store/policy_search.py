@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from core.model import Chunk, RetrievalPolicy
+from core.schema.chunks import Chunk, RetrievalPolicy
+from core.schema.hits import Hit, QueryTags
 from core.store.fusion import minmax
-from core.store.hits import Hit, ParentMerge, QueryTags, Units
+from core.store.hits import ParentMerge, Units
 from core.store.searches import Probe
 
 

@@ -29,9 +29,9 @@ import numpy as np
 from core import text as T
 from core.infra.errors import ChunkLensError, ConfigError
 from core.infra.urls import redact_url
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.hits import Hit
 from core.store.embeddings import Embedder
-from core.store.hits import Hit
 
 RERANKERS = ("none", "maxsim", "model")
 #: each reranker's weight in `rerank_order` when a setting names none. maxsim's is the weight `python -m bench.rerank`

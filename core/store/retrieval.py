@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from core.infra.errors import ConfigError
-from core.model import Chunk, RetrievalPolicy
+from core.schema.chunks import Chunk, RetrievalPolicy
+from core.schema.hits import Answer, Hit
 from core.store.embeddings import Embedder
 from core.store.explain import Explainer
-from core.store.hits import Answer, Hit, ParentMerge, Units
+from core.store.hits import ParentMerge, Units
 from core.store.index import VectorStore
 from core.store.lexical import TOKENIZER_VERSION, LexicalIndex
 from core.store.policy_search import PolicySearch

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.model import Chunk
 from core.product_names import VARIANT_WORDS, models_match
+from core.schema.chunks import Chunk
 
 #: what routing applied when it could not route, as the app and the bench report show it
 ONE_DOCUMENT = "none (one document: no titles to route by)"

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.infra.errors import ChunkLensError
-from core.ingest.datasets import QADataset, Question, joined
-from core.ingest.documents import Document, join_documents
+from core.ingest.datasets import QADataset, joined
+from core.ingest.documents import join_documents
+from core.schema.documents import Document
+from core.schema.questions import Question
 
 
 @dataclass

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 
 from core.chunkers.registry import make_chunker
 from core.evaluation.generation import AnswerScore, answer_all, score_answer
-from core.evaluation.metrics import Span
 from core.evaluation.pooling import PoolDepth, pool_depth
 from core.evaluation.relevance import QuestionScore, SourceOf, same_document, score_question
 from core.infra.errors import ChunkLensError
-from core.ingest.datasets import Question, check_question
-from core.model import Chunk
+from core.ingest.datasets import check_question
+from core.schema.chunks import Chunk
+from core.schema.hits import Hit, QueryTags
+from core.schema.questions import Question
 from core.services import Services
-from core.store.hits import Hit, QueryTags
 from core.store.retrieval import RetrievalSettings, Retriever
 from core.workbench.corpus import Corpus
 from core.workbench.runs import ChunkerResult, Progress, RunQuery, query_parts
@@ -84,7 +84,7 @@ def ask_all(services: Services, results: dict[str, ChunkerResult], question: str
             continue
         score = None
         if gold is not None:
-            spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in answer.hits]
+            spans = [h.span for h in answer.hits]
             score = score_question(gold.qid, spans, gold.references, state.relevance().count(gold.references), [k],
                                    source_of)
         out[spec] = QueryResult(spec, answer.hits, score, answer.tags, time.perf_counter() - started)
@@ -98,7 +98,7 @@ def rescore(services: Services, results: dict[str, ChunkerResult], answers: dict
         result = results.get(spec)
         if a.error or result is None or not result.ok:
             continue
-        spans = [Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits]
+        spans = [h.span for h in a.hits]
         counter = run_query(services, result, retrieval).relevance()
         a.score = score_question(gold.qid, spans, gold.references, counter.count(gold.references), [k], source_of)
 
@@ -106,7 +106,7 @@ def rescore(services: Services, results: dict[str, ChunkerResult], answers: dict
 def pool_depths(corpus: Corpus, answers: dict[str, QueryResult], gold: Question, k: int) -> dict[str, PoolDepth]:
     """How many of each chunker's top k hits the question's judgments cover (core.evaluation.pooling)."""
     texts = {d.doc_id: d.text for d in corpus.documents}
-    return {spec: pool_depth([Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in a.hits], gold, texts, k)
+    return {spec: pool_depth([h.span for h in a.hits], gold, texts, k)
             for spec, a in answers.items() if not a.error}
 
 

@@ -17,8 +17,8 @@ from core.chunkers.registry import make_chunker
 from core.evaluation.relevance import RelevanceCounter
 from core.infra.errors import ChunkLensError, ConfigError
 from core.methods.chop.cnm import cnm_backend_of
-from core.model import Chunk
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
+from core.schema.chunks import Chunk
 from core.services import Services
 from core.store.embeddings import read_extent, unread_share
 from core.store.lexical import lexical_tokens

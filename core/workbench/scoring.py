@@ -10,12 +10,12 @@ from typing import Any
 
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
-from core.evaluation.metrics import Span
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import SourceOf, evaluate, same_document
 from core.infra.errors import ChunkLensError
-from core.ingest.datasets import QADataset, Question, corpus_jsonl, questions_jsonl
-from core.ingest.documents import Document
+from core.ingest.datasets import QADataset, corpus_jsonl, questions_jsonl
+from core.schema.documents import Document
+from core.schema.questions import Question
 from core.services import Services
 from core.store.retrieval import RetrievalSettings
 from core.workbench.queries import retriever_for
@@ -87,6 +87,6 @@ def evaluate_result(services: Services, result: ChunkerResult, questions: Sequen
     assert result.run is not None
     retriever = retriever_for(services, result, retrieval)
     hits = retriever.search_many([q.text(qualify) for q in questions], max(ks))
-    spans = [[Span(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in found] for found in hits]
+    spans = [[h.span for h in found] for found in hits]
     scores, _ = evaluate([(q.qid, q.references) for q in questions], spans, result.run.spans(), ks, source_of)
     return scores

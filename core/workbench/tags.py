@@ -10,8 +10,9 @@ from core.infra.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
 from core.methods.chop.cnm import cnm_backend_of
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_tags
-from core.model import Chunk
 from core.pipeline import ChunkRun, index_run
+from core.schema.chunks import Chunk
+from core.schema.documents import documents_by_id
 from core.services import Services
 from core.store.routing import document_titles
 from core.workbench.corpus import Corpus
@@ -25,7 +26,7 @@ def tag_accuracy(corpus: Corpus, result: ChunkerResult) -> CnmAccuracy | None:
 
 def gold_tags(corpus: Corpus, chunks: Sequence[Chunk]) -> list[dict[str, str] | None]:
     """Each chunk's gold tags (its document's, or its source document's in a stream), for showing beside it."""
-    docs = {d.doc_id: d for d in corpus.documents}
+    docs = documents_by_id(corpus.documents)
     return [gold_of(c, docs) for c in chunks]
 
 

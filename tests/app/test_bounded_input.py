@@ -17,10 +17,10 @@ from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError
 from core.infra.workspace import Workspace
-from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient
 from core.methods.chop.cnm import PromptedCnm
 from core.methods.chop.rules import RuleCnm
+from core.schema.documents import Document
 from tests.support.fakes import ScriptedChat
 
 DEEP = "[" * 100_000  # 100 KB: far past the JSON parser's recursion limit

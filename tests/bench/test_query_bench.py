@@ -10,9 +10,9 @@ import pytest
 
 from bench import query as bq
 from core.chunkers.registry import make_chunker
-from core.ingest.documents import Document
 from core.methods.chop.edits import CnmEdit
 from core.pipeline import chunk_documents, index_run
+from core.schema.documents import Document
 from core.services import build_services
 from core.settings import Settings
 from core.store.index import StoreSettings, VectorStore

@@ -13,8 +13,8 @@ import pytest
 from bench import scale as bs
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import load_dataset
-from core.model import check_spans
 from core.pipeline import chunk_documents
+from core.schema.chunks import check_spans
 from tests.support.data import ROOT, shared_dataset
 
 SAMPLE = ROOT / "sample_data" / "qa"
@@ -88,7 +88,7 @@ def test_repeated_documents_keep_the_text_under_unique_ids():
 def test_tiled_chunks_are_spans_of_renamed_copies_and_vectors_are_unit_and_seeded():
     from dataclasses import replace
 
-    from core.ingest.documents import Document
+    from core.schema.documents import Document
 
     doc = Document("manual", "Manual", " ".join(f"Sentence {i} about the remote control." for i in range(300)))
     base = chunk_documents([doc], make_chunker("recursive")).chunks

@@ -14,10 +14,11 @@ from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ConfigError
 from core.ingest.datasets import load_dataset
-from core.ingest.documents import Document, join_documents
+from core.ingest.documents import join_documents
 from core.llm.base import AnswerCache, LLMClient, LLMError
 from core.llm.openai_backend import OpenAICompatibleChat
 from core.methods.chop.cnm import PromptedCnm
+from core.schema.documents import Document
 from tests.support.data import ROOT
 from tests.support.llm_server import LlamaServer
 

@@ -59,7 +59,7 @@ def _leftovers(folder: Path) -> list[str]:
 
 
 def _round_doc(i: int):
-    from core.ingest.documents import Document
+    from core.schema.documents import Document
 
     return Document("ac", "Nordwind 225B", f"{TEXT} Round {i}.")
 
@@ -86,7 +86,7 @@ def _settings_saves(barrier: Any, root: str, writer: int) -> None:
 
 
 def _bm25_builds(barrier: Any, root: str) -> None:
-    from core.model import Chunk
+    from core.schema.chunks import Chunk
     from core.store.lexical import LexicalStore
 
     for i in range(ROUNDS):

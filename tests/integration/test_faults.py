@@ -22,11 +22,11 @@ from bench.local_servers import ChromaServer, FaultServer, free_port
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import StoreError
-from core.ingest.documents import Document
 from core.llm.base import AnswerCache, LLMClient, LLMError
 from core.llm.openai_backend import OpenAICompatibleChat
 from core.methods.chop.cnm import PromptedCnm
 from core.pipeline import chunk_documents, index_run
+from core.schema.documents import Document
 from core.store.index import StoreSettings, VectorStore
 from core.store.retrieval import Retriever
 from tests.support.corpora import write_folder

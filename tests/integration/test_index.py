@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from core.chunkers.registry import make_chunker
-from core.ingest.documents import Document
 from core.pipeline import chunk_documents, index_run
+from core.schema.documents import Document
 from core.store.index import StoreSettings, VectorStore
 from core.store.retrieval import Retriever
 from tests.support.chroma_server import chroma_server
@@ -70,7 +70,7 @@ def test_a_rebuilt_index_returns_the_exact_neighbours(tmp_path):
     (`SEARCH_EF`) longer than the collection, every build returns the exact top k (brute force over the vectors),
     so a rebuilt index answers as before. Clustered vectors, like chunks of near-duplicate manuals, are where
     Chroma's default list (100) lost neighbours: here 5 of 80 top-30 lists differed from the exact ones."""
-    from core.model import Chunk
+    from core.schema.chunks import Chunk
     from core.store.index import SEARCH_EF
 
     rng = np.random.default_rng(0)

@@ -11,9 +11,9 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError, ConfigError
-from core.ingest.documents import Document
-from core.model import Chunk
 from core.pipeline import chunk_documents, index_run
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
 from core.settings import ADDRESS_FIELDS, OPERATOR_FIELDS, Settings, without_addresses
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore

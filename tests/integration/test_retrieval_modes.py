@@ -7,10 +7,10 @@ import pytest
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.ingest.documents import Document
 from core.methods.chop.policy import CnmPolicy
 from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
+from core.schema.documents import Document
 from core.store.fusion import fuse_rrf, fuse_weighted, minmax
 from core.store.index import StoreSettings, VectorStore
 from core.store.lexical import LexicalStore

@@ -13,9 +13,10 @@ from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ConfigError
 from core.infra.workspace import Workspace
-from core.ingest.documents import Document, join_documents
+from core.ingest.documents import join_documents
 from core.methods.chop.rules import RuleCnm
 from core.pipeline import chunk_documents, index_run
+from core.schema.documents import Document
 from core.services import Services
 from core.settings import Settings
 from core.store.index import StoreSettings, VectorStore

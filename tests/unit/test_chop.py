@@ -8,10 +8,11 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import joined, load_dataset
-from core.ingest.documents import Document, join_documents
+from core.ingest.documents import join_documents
 from core.methods.chop.cnm import CNM, first_json_object, parse_cnm, parse_continuity, prefix_text
 from core.methods.chop.continuity import score_boundaries
 from core.methods.chop.rules import RuleCnm, model_candidates, models_match
+from core.schema.documents import Document
 from tests.support.data import ROOT
 
 SAMPLE = ROOT / "sample_data" / "qa"

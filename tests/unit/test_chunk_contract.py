@@ -11,9 +11,9 @@ import pytest
 from core.chunkers.base import Chunker
 from core.chunkers.registry import REGISTRY, available, register
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
-from core.model import Chunk, Chunking, SpanMismatch, check_spans
 from core.pipeline import chunk_documents, load_chunk_run, run_key
+from core.schema.chunks import Chunk, Chunking, SpanMismatch, check_spans
+from core.schema.documents import Document
 
 DOCS = [Document("a", "A", "The filter sits behind the front panel.\n\nRinse it in warm water every two weeks."),
         Document("b", "B", "The remote needs two AAA batteries.\n\nPress the timer button to set the hours.")]

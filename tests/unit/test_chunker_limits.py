@@ -12,7 +12,7 @@ from core.catalog import available
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
+from core.schema.documents import Document
 
 
 @pytest.mark.parametrize(("spec", "message"), [

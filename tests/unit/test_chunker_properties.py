@@ -20,10 +20,10 @@ from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import available, make_chunker, parse_spec
 from core.chunkers.sentence import sentence_units
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, WORDS, keep_window, split_sized, split_to_cap
-from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM, prefix_text
 from core.methods.chop.rules import RuleCnm
-from core.model import check_spans as core_check_spans
+from core.schema.chunks import check_spans as core_check_spans
+from core.schema.documents import Document
 from core.tokens import count_tokens, get_encoding
 from tests.support.fakes import FakeEosScorer, ScriptedChat, hashed_answers, listed_ids, mixed_answers
 from tests.support.spans import check_spans

@@ -9,9 +9,9 @@ import pytest
 
 from core.infra.errors import DatasetError
 from core.ingest.datasets import QADataset, first_documents, joined, load_dataset
-from core.ingest.documents import Document
 from core.methods.chop.accuracy import categories_match, cnm_accuracy
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
 from core.workbench import sample_folder
 
 

@@ -128,7 +128,7 @@ def test_tags_are_read_and_written_through_the_cnm_type():
     """A chunk no CHOP run tagged has no CNM; one tagged with nothing has an empty one; `put` writes the JSON form
     that `of` reads back."""
     from core.methods.chop.cnm import CNM
-    from core.model import Chunk
+    from core.schema.chunks import Chunk
 
     chunk = Chunk("d", 0, 4, "text", 1)
     assert CNM.of(chunk) is None

@@ -25,7 +25,7 @@ from core.methods.chop.evidence import (
     withheld_guess,
 )
 from core.methods.chop.extract import UNKNOWN_CATEGORY
-from core.model import Chunk
+from core.schema.chunks import Chunk
 from tests.support.data import ROOT
 
 
@@ -72,7 +72,7 @@ def _chunk(index: int, cnm: dict, sources: dict) -> Chunk:
 
 
 def test_by_source_counts_right_wrong_and_unknown_per_kind_and_what_a_frequency_would_have_said():
-    from core.ingest.documents import Document
+    from core.schema.documents import Document
 
     doc = Document("ac", "Acme K5 manual", "x" * 40, cnm={"category": "air conditioner", "model": "K5"})
     chunks = [_chunk(0, {"category": "split air conditioner", "model": "K5"},

@@ -196,7 +196,7 @@ def test_titles_split_into_model_and_product_type():
 
 
 def _family(titles: list[str], text: str) -> ExtractCnm:
-    from core.ingest.documents import Document
+    from core.schema.documents import Document
 
     return ExtractCnm().learned([Document(f"d{i}", t, f"{t}\n{text}") for i, t in enumerate(titles)])
 
@@ -243,7 +243,7 @@ def test_a_wrong_category_is_rare_where_no_title_names_the_product_type(name, jo
 
 
 def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
-    from core.ingest.documents import Document
+    from core.schema.documents import Document
 
     docs = [Document("a", "Brandco QX9 Drill manual", "The QX9 drill. " * 20),
             Document("b", "Brandco QX9 Lite Drill manual", "The QX9 Lite drill. " * 20),

@@ -8,13 +8,13 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import joined
-from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, EditLog, apply_edits
 from core.methods.chop.evidence import BY_HAND
 from core.methods.chop.extract import ExtractCnm
 from core.methods.chop.family import hand_examples, held_back, manual_of, propose, runs_of, teach
 from core.pipeline import chunk_documents
+from core.schema.documents import Document
 
 BODY = ("The {name} keeps its settings when the power is off. Press and hold the mode button for three seconds to "
         "pair it. The status light blinks twice when pairing succeeds. Clean the housing with a dry cloth only.\n\n"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from core.evaluation.collisions import question_grid, top1_collisions, top1_sources
-from core.evaluation.metrics import Span
 from core.evaluation.relevance import source_resolver
-from core.ingest.documents import Document, join_documents
+from core.ingest.documents import join_documents
+from core.schema.documents import Document
+from core.schema.spans import Span
 
 
 def test_question_grid_marks_the_gold_document_and_counts_collisions():

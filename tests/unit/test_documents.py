@@ -15,14 +15,8 @@ import zipfile
 import pytest
 
 from core.infra.errors import DocumentError
-from core.ingest.documents import (
-    MAX_DOCX_UNPACKED_BYTES,
-    MAX_FILE_BYTES,
-    Document,
-    join_documents,
-    load_bytes,
-    load_file,
-)
+from core.ingest.documents import MAX_DOCX_UNPACKED_BYTES, MAX_FILE_BYTES, join_documents, load_bytes, load_file
+from core.schema.documents import Document
 from tests.support.docx_files import docx_bytes, docx_with_central_field, zip_with_document_xml
 from tests.support.pdfs import encrypt_pdf, make_aes_encrypted_pdf, make_pdf, make_scanned_pdf
 

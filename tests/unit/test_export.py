@@ -70,7 +70,8 @@ def test_csv_has_one_row_per_chunk_with_the_cnm_spread_out():
 
 
 def test_every_chunk_of_a_pdf_carries_its_page_range_also_inside_a_joined_stream():
-    from core.ingest.documents import Document, join_documents, load_file
+    from core.ingest.documents import join_documents, load_file
+    from core.schema.documents import Document
 
     manual = load_file(ROOT / "tests" / "fixtures" / "debian" / "libtasn1.pdf")
     notes = Document("notes", "notes", "Plain notes without pages. " * 40)

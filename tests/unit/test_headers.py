@@ -6,7 +6,8 @@ import io
 
 from core.chunkers.headers import HeadingPaths, header_texts, markdown_headings
 from core.chunkers.registry import make_chunker
-from core.ingest.documents import Document, join_documents, load_bytes
+from core.ingest.documents import join_documents, load_bytes
+from core.schema.documents import Document
 from tests.support.pdfs import make_pdf
 
 MD = ("# Nordwind 225B manual\n\nIntro.\n\n## 1. Safety\n\nWarnings.\n\n### 1.1 Children\n\nKeep away.\n\n"

@@ -13,12 +13,12 @@ import pytest
 
 from core.chunkers.registry import make_chunker
 from core.evaluation.judging import corpus_question, document_spans, evidence_choices, verdict
-from core.evaluation.metrics import Span
 from core.evaluation.pooling import is_judged, pool_depth
 from core.infra.errors import DatasetError
 from core.ingest.datasets import extra_spans, load_dataset
 from core.ingest.judged import JudgedQuestion, JudgedSet, export_zip, judge, read_zip
 from core.ingest.library import Library
+from core.schema.spans import Span
 from core.services import build_services
 from core.settings import Settings
 from core.workbench import make_corpus, sample_folder
@@ -60,7 +60,7 @@ def test_evidence_picked_from_a_hit_is_the_documents_own_text(spec, join, sample
         # the sentence, found in its manual at exactly the offsets kept (a sentence never crosses a blank line,
         # so never a join)
         assert len(evidence) == 1 and texts[evidence[0].doc_id][evidence[0].start : evidence[0].end] == sentence
-        hit = document_spans(corpus.documents, Span(chunk.doc_id, chunk.start, chunk.end))
+        hit = document_spans(corpus.documents, chunk.span)
         if len(hit) != 1 or len(evidence) != 1:
             continue  # a chunk across a join: judged part by part in the app, covered in the next test
         saved = lib.judged.record(f"question {checked}", hit[0], evidence, lib.documents())

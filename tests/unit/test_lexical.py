@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from core.model import Chunk
+from core.schema.chunks import Chunk
 from core.store.fusion import fuse_rrf, fuse_weighted, minmax
 from core.store.lexical import MANIFEST, TOKENIZER_VERSION, LexicalIndex, LexicalStore, lexical_name, lexical_tokens
 from core.store.retrieval import RetrievalSettings

@@ -11,8 +11,8 @@ from core import text as T
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
 from core.store.hits import parents_by_best_child
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ from core import text as T
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
+from core.schema.documents import Document
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python comes with requirements-server.txt (the test setup)")
 

@@ -7,10 +7,10 @@ import pytest
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.ingest.documents import Document
 from core.llm.base import ChatRequest, LLMClient
 from core.llm.budget import HOUR, HourlyLedger, LLMLimitReached, RequestBudget, budget_scope
 from core.methods.chop.cnm import PromptedCnm
+from core.schema.documents import Document
 from core.server_config import ServerConfig, load_server_config
 from core.settings import Settings, session_settings, visitor_choice
 from tests.support.fakes import ScriptedChat

@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.infra.errors import DocumentError
-from core.ingest.documents import SUPPORTED_SUFFIXES, Document, load_bytes
+from core.ingest.documents import SUPPORTED_SUFFIXES, load_bytes
+from core.schema.documents import Document
 from tests.support.docx_files import docx_with_central_field
 from tests.support.pdfs import assemble_pdf, make_pdf
 

@@ -8,8 +8,8 @@ import pytest
 
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
-from core.ingest.documents import Document
 from core.llm.base import LLMError
+from core.schema.documents import Document
 from core.tokens import count_tokens
 from tests.support.fakes import ScriptedChat, listed_ids
 

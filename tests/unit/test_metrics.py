@@ -7,8 +7,8 @@ import math
 import pytest
 
 from core.evaluation import metrics as M
-from core.evaluation.metrics import Span
 from core.evaluation.relevance import aggregate, evaluate, score_question
+from core.schema.spans import Span
 
 
 def S(start: int, end: int, doc: str = "a") -> Span:
@@ -103,7 +103,8 @@ def test_wrong_doc_is_the_share_of_hits_from_documents_without_gold():
 
 def test_wrong_doc_in_a_joined_stream_follows_the_segments():
     from core.evaluation.relevance import source_resolver
-    from core.ingest.documents import Document, join_documents
+    from core.ingest.documents import join_documents
+    from core.schema.documents import Document
 
     stream = join_documents([Document("a", "A", "x" * 100), Document("b", "B", "y" * 100)])
     source = source_resolver([stream])

@@ -13,8 +13,9 @@ import pytest
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError
 from core.ingest import pdf as pdf_reader
-from core.ingest.documents import Document, join_documents, load_file
+from core.ingest.documents import join_documents, load_file
 from core.outputs.pageview import Page, PageViewError, load_page, load_pages, place_chunks, place_spans, span_boxes
+from core.schema.documents import Document
 from tests.support.data import ROOT
 
 DEBIAN = ROOT / "tests" / "fixtures" / "debian"

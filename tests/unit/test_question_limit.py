@@ -12,12 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.evaluation.metrics import Span
 from core.evaluation.questions import looks_like_question
 from core.infra.errors import DatasetError
 from core.ingest.datasets import MAX_QUESTION_CHARS, load_dataset
 from core.ingest.judged import read_zip
 from core.ingest.library import Library
+from core.schema.spans import Span
 from core.workbench import answer_each, ask_all
 
 LONG = "How do I clean the filter " + "again and " * 100_000 + "?"  # about 1 MB

@@ -29,8 +29,8 @@ from core.evaluation.questions import (
 )
 from core.infra.errors import GenerationError
 from core.ingest.datasets import load_dataset
-from core.ingest.documents import Document
 from core.llm.base import AnswerCache, ChatAnswer, LLMClient, LLMError
+from core.schema.documents import Document
 from tests.support.fakes import ScriptedChat
 
 SHARED = ("Thank you for choosing this heater. Read this manual before you use the appliance. Keep it for later.\n\n"

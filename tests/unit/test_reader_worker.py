@@ -11,10 +11,11 @@ import pytest
 from bench.hostile import headers_docx, make_nested_forms_pdf
 from core.infra.errors import DocumentError
 from core.ingest import documents
-from core.ingest.documents import Document, PdfLimits, load_bytes
+from core.ingest.documents import PdfLimits, load_bytes
 from core.ingest.pdf import LOADER, MAX_PAGE_PIXELS
 from core.ingest.worker import WorkerLimits, run_job
 from core.outputs.pageview import PageViewError, load_page
+from core.schema.documents import Document
 from tests.support.docx_files import docx_bytes
 from tests.support.pdfs import make_pdf
 

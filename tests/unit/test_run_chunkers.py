@@ -11,8 +11,8 @@ import pytest
 
 from core.chunkers.registry import make_chunker
 from core.infra.workspace import Workspace
-from core.ingest.documents import Document
 from core.pipeline import chunk_documents
+from core.schema.documents import Document
 from core.services import Services
 from core.settings import Settings
 from core.store.index import StoreSettings, VectorStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from components.html import chunk_spans_html
-from core.model import Chunk
+from core.schema.chunks import Chunk
 from core.workbench import unread_part, unread_parts, words_only_unread
 
 HEAD = "The air filter should be cleaned every two weeks, and the drain pan emptied daily. " * 20

@@ -13,8 +13,8 @@ from typing import Any
 from core.evaluation.questions.evidence import COPY_THRESHOLD, QuoteIndex, content_words, copies_evidence
 from core.evaluation.questions.passages import Passage, sentence_spans
 from core.ingest.datasets import MAX_QUESTION_CHARS
-from core.ingest.documents import Document
 from core.llm.base import ChatAnswer, ChatRequest
+from core.schema.documents import Document
 
 DESIGNS = ("pick", "quote")
 DUPLICATE_JACCARD = 0.8

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.evaluation.metrics import Span
 from core.evaluation.questions.asking import DESIGNS, check_answer, pick_request, product_of, quote_request
 from core.evaluation.questions.evidence import COPY_RUN_SHARE, COPY_RUN_WORDS, COPY_THRESHOLD, QuoteIndex
 from core.evaluation.questions.passages import Passage, sample_passages
 from core.infra.errors import GenerationError
-from core.ingest.datasets import Question, corpus_jsonl, questions_jsonl
-from core.ingest.documents import Document
+from core.ingest.datasets import corpus_jsonl, questions_jsonl
 from core.llm.base import ChatAnswer, ChatRequest, LLMClient, LLMError
+from core.schema.documents import Document, documents_by_id
+from core.schema.questions import Question
+from core.schema.spans import Span
 
 PROMPT_VERSION = "questions-v2"
 MAX_ATTEMPTS_PER_QUESTION = 3  # candidates asked about per question wanted, at most
@@ -81,7 +82,7 @@ def generate_questions(documents: Sequence[Document], chat: LLMClient, n: int, d
     passages = sample_passages(docs, MAX_ATTEMPTS_PER_QUESTION * n, seed)
     if not passages:
         raise GenerationError(f"no sentence to ask about in {len(docs)} document(s) (too short, or no prose)")
-    by_id = {d.doc_id: d for d in docs}
+    by_id = documents_by_id(docs)
     quotes = {d.doc_id: QuoteIndex(d.text) for d in docs}
     before = (chat.stats.calls, chat.stats.cached, chat.stats.errors)
     result = GeneratedSet([], Counter(), chat.label, design=design, seed=seed, threshold=threshold, wanted=n)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.evaluation.questions.evidence import QuoteIndex
-from core.ingest.documents import Document
+from core.schema.documents import Document
 from core.text import sentences
 
 MIN_SENTENCE_CHARS = 25

@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.evaluation.fields import register_report_fields
-from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM, PROMPT_EXAMPLE_MODELS
 from core.methods.chop.rules import models_match
-from core.model import Chunk
 from core.pipeline import ChunkRun
+from core.schema.chunks import Chunk
+from core.schema.documents import Document, documents_by_id
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def gold_of(chunk: Chunk, docs: dict[str, Document]) -> dict[str, str] | None:
 
 def cnm_accuracy(chunks: Sequence[Chunk], documents: Sequence[Document]) -> CnmAccuracy | None:
     """The three shares over the tagged chunks that have gold tags; None when there are none."""
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     judged = [(tag, gold) for c in chunks if (tag := CNM.of(c)) is not None and (gold := gold_of(c, docs))]
     if not judged:
         return None
@@ -110,7 +110,7 @@ def by_source(chunks: Sequence[Chunk], documents: Sequence[Document]) -> dict[st
     over every set."""
     from core.methods.chop.evidence import UNKNOWN, evidence_kind, withheld_guess
 
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     match = {"category": categories_match, "model": models_match}
     out: dict[str, dict[str, dict[str, int]]] = {"category": {}, "model": {}}
     for c in chunks:
@@ -135,7 +135,7 @@ def copy_rate(chunks: Sequence[Chunk], documents: Sequence[Document]) -> float |
     """The share of tagged chunks whose model is one of the prompts' example models although their document (in
     a stream: the source document under the chunk's midpoint) never names it: copied from the prompt, not read.
     None when no chunk carries a tag."""
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     examples = {m.casefold(): m for m in PROMPT_EXAMPLE_MODELS}
     tagged = copied = 0
     for c in chunks:

@@ -21,12 +21,12 @@ from typing import Any
 from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
 from core.chunkers.registry import register
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
 from core.llm.base import LLMError
 from core.methods.chop.cnm import TITLE_PREFIX, CnmResult, DecisionResult, cnm_backend_of, prefix_text
 from core.methods.chop.policy import CnmPolicy, store_metadata
-from core.model import Chunk, Chunking
 from core.pipeline import ChunkRun
+from core.schema.chunks import Chunk, Chunking
+from core.schema.documents import Document
 from core.store.routing import TitleRoute
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from core.infra.jsonio import loads_checked
 from core.llm.base import ChatRequest, LLMClient, LLMStats
-from core.model import Chunk
+from core.schema.chunks import Chunk
 
 #: part of the backend key, so cached answers and chunk runs follow it. 2: texts fenced by TEXT_START / TEXT_END;
 #: 3: string lengths capped in the schemas (a grammar-constrained model then always closes its JSON); 4: no example

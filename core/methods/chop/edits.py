@@ -22,7 +22,7 @@ from core.infra.jsonio import loads_checked
 from core.infra.storage import locked, write_atomically
 from core.methods.chop.cnm import CNM, prefix_text
 from core.methods.chop.evidence import BY_HAND, sources_text
-from core.model import Chunk
+from core.schema.chunks import Chunk
 
 
 @dataclass

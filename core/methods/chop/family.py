@@ -36,12 +36,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.ingest.documents import Document
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import CnmEdit, apply_edits
 from core.methods.chop.evidence import BY_HAND, UNKNOWN
 from core.methods.chop.rules import VARIANT_WORDS
-from core.model import Chunk
+from core.schema.chunks import Chunk
+from core.schema.documents import Document, documents_by_id
 
 #: the parts of a tag an example may give
 PARTS = ("category", "model")
@@ -83,7 +83,7 @@ class Change:
 def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[Run]:
     """Every run of a CHOP chunk list, in order, cut also where a manual begins inside a run, each with its manual
     (by the chunk's midpoint, as the gold tags are read) and that manual's title."""
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     out: list[Run] = []
     previous = None
     for i, c in enumerate(chunks):
@@ -392,7 +392,7 @@ def manual_of(chunk: Chunk, documents: Mapping[str, Document]) -> str:
 def hand_examples(chunks: Sequence[Chunk], documents: Sequence[Document]) -> dict[str, dict[str, str]]:
     """The corrections a person typed in the inspector, as examples: for each manual with a run whose category or
     model was corrected by hand, the first such run's parts that were."""
-    docs = {d.doc_id: d for d in documents}
+    docs = documents_by_id(documents)
     out: dict[str, dict[str, str]] = {}
     for c in chunks:
         sources = c.meta.get("cnm_sources") or {}

@@ -11,7 +11,7 @@ from typing import Any
 
 from core.methods.chop.cnm import CNM
 from core.methods.chop.rules import models_match
-from core.model import Chunk
+from core.schema.chunks import Chunk
 
 #: the store metadata key of a chunk's CNM model (written by `store_metadata`, used by the filter)
 STORE_FIELD = "cnm_model"

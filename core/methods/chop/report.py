@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.evaluation.fields import register_report_fields
-from core.ingest.documents import Document
 from core.methods.chop.continuity import BoundaryScores, score_boundaries
 from core.pipeline import ChunkRun
+from core.schema.documents import Document
 
 
 @register_report_fields

@@ -21,9 +21,9 @@ from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chun
 from core.chunkers.registry import chunker_class, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.infra.errors import ConfigError
-from core.ingest.documents import Document
 from core.methods.lgmgc.scoring import scorer_of
-from core.model import Chunk, Chunking
+from core.schema.chunks import Chunk, Chunking
+from core.schema.documents import Document
 from core.tokens import count_tokens_many
 
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.evaluation.fields import register_report_fields
-from core.ingest.documents import Document
 from core.methods.lgmgc.chunker import split_statistics
 from core.pipeline import ChunkRun
+from core.schema.documents import Document
 
 
 @register_report_fields

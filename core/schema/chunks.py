@@ -4,8 +4,8 @@ A chunk is always an exact span of its document: `doc.text[chunk.start:chunk.end
 adds (CHOP's prefix, LGMGC's parent link, a chunker's diagnostics) lives beside the span, never inside it. A
 retrieval policy is the interface a method's tag-aware search meets the retriever through.
 
-This module is a leaf: it imports nothing of `core` but errors and documents, so the chunkers, the store, the
-pipeline and the methods all build on it without reaching each other.
+Like the rest of `core.schema`, it imports nothing of `core` but errors and the other nouns, so the chunkers, the
+store, the pipeline and the methods all build on it without reaching each other.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from core.infra.errors import ChunkLensError
-from core.ingest.documents import Document
+from core.schema.documents import Document, documents_by_id
+from core.schema.spans import Span
 
 #: what the vector store keeps beside a chunk, for a retrieval policy to filter on
 StoreValue = str | int | float | bool
@@ -47,6 +48,11 @@ class Chunk:
             return self.text
         return f"{self.prefix}\n{self.text}" if self.prefix_place == "before" else f"{self.text}\n{self.prefix}"
 
+    @property
+    def span(self) -> Span:
+        """The chunk as a character span of its document, as gold evidence is written."""
+        return Span(self.doc_id, self.start, self.end)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self) | {"chunk_id": self.chunk_id}
 
@@ -58,7 +64,7 @@ class SpanMismatch(ChunkLensError):
 def check_spans(chunks: Sequence[Chunk], docs: Sequence[Document]) -> None:
     """Hold every chunk to the contract: a known document, 0 <= start <= end <= len(text), and
     `text == doc.text[start:end]`. Raises SpanMismatch naming the first chunk that breaks it."""
-    by_id = {d.doc_id: d for d in docs}
+    by_id = documents_by_id(docs)
     for c in chunks:
         doc = by_id.get(c.doc_id)
         if doc is None:

@@ -1,6 +1,6 @@
 """Character spans of documents and the arithmetic on them: what gold evidence, retrieved chunks and judged text
-are measured in. A leaf: it imports nothing of `core`, so documents, question sets, the pipeline and the metrics
-share it without reaching each other."""
+are measured in. A leaf: it imports nothing of `core`, so chunks, questions, hits, the pipeline and the metrics
+share it without reaching each other. `Interval` is an offset range within one text (what chunkers cut)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,25 @@
+"""A question of a QA set: its text, the gold evidence as character spans of the documents, and what else the set
+says about it (an answer, the product it is about, extra fields such as `not_relevant` spans)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.schema.spans import Span
+
+
+@dataclass(frozen=True)
+class Question:
+    qid: str
+    question: str
+    references: tuple[Span, ...]
+    answer: str | None = None
+    product: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def text(self, qualify: bool = False) -> str:
+        """The question, prefixed with its product (`Product: question`) when asked and known."""
+        if qualify and self.product:
+            return f"{self.product}: {self.question}"
+        return self.question
