@@ -15,15 +15,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import core
-from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
-from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
+from core.evaluation.verdicts import compared_metrics, interval_rows, lower_is_better, pair_matrix
 from core.infra.errors import ChunkLensError
+from core.outputs.report_summary import (
+    Report,
+    check_report,
+    collisions_of,
+    number_or_none,
+    summary_sentences,
+    unread_shares,
+    values_of,
+)
 
-Report = Mapping[str, Any]
-
-#: an embedder leaving at least this share of a chunker's embedded text unread gets a sentence in the summary
-UNREAD_NOTABLE = 0.10
 RANK_METRICS = ("hit", "mrr", "ndcg")
 STAGES = ("chunk", "embed", "index", "query", "lexical")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -72,12 +76,6 @@ def plotly_label(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _cell(value: Any, digits: int = 3) -> str:
     if value is None:
         return "–"
@@ -92,143 +90,11 @@ def _cell(value: Any, digits: int = 3) -> str:
     return escape(value)
 
 
-# --- checks ------------------------------------------------------------------------------------------------------
-
-def check_report(report: Any, source: str = "report") -> None:
-    """A ChunkLensError naming `source` unless `report` is a bench report this module can render: `k` (positive
-    integers), `results` with hit@k and mrr@k of every chunker at every k. Everything else is optional."""
-    if not isinstance(report, Mapping) or "results" not in report or "k" not in report:
-        raise ChunkLensError(f"{source}: not a bench report (no 'results' and 'k')")
-    ks, results = report["k"], report["results"]
-    if (not isinstance(ks, list) or not ks
-            or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in ks)):
-        raise ChunkLensError(f"{source}: not a bench report ('k' is not a list of cut-offs)")
-    if not isinstance(results, Mapping) or not results:
-        raise ChunkLensError(f"{source}: not a bench report (no chunker results)")
-    for spec, r in results.items():
-        if not isinstance(r, Mapping):
-            raise ChunkLensError(f"{source}: not a bench report (the result of '{spec}' is not an object)")
-        missing = [f"{m}@{k}" for m in ("hit", "mrr") for k in ks if _number(r.get(f"{m}@{k}")) is None]
-        if missing:
-            raise ChunkLensError(f"{source}: not a bench report ('{spec}' has no {', '.join(missing[:3])})")
-
-
-def _collisions(report: Report) -> tuple[list[str], list[str], list[list[float | None]]]:
-    """`top1_collisions`, or nothing when the per-question sources are not the [qid, gold, top-1] rows they
-    should be (a hand-edited or damaged report still renders, without the heat-map)."""
-    try:
-        chunkers, docs, matrix = top1_collisions(report)
-    except (TypeError, ValueError, AttributeError):
-        return [], [], []
-    return [str(c) for c in chunkers], [str(d) for d in docs], matrix
-
-
 def _retrieval(report: Report) -> str:
     retrieval = report.get("retrieval")
     if retrieval is None or isinstance(retrieval, Mapping):
         return retrieval_phrase(dict(report))
     return str(retrieval)
-
-
-# --- the generated paragraph -----------------------------------------------------------------------------------
-
-def _extremes(values: Mapping[str, float]) -> tuple[list[str], float, list[str], float]:
-    """(the names with the highest value, that value, the names with the lowest, that value)."""
-    hi, lo = max(values.values()), min(values.values())
-    top = [n for n, v in values.items() if math.isclose(v, hi, abs_tol=1e-9)]
-    bottom = [n for n, v in values.items() if math.isclose(v, lo, abs_tol=1e-9)]
-    return top, hi, bottom, lo
-
-
-def _names(names: Sequence[str]) -> str:
-    names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _values(report: Report, key: str) -> dict[str, float]:
-    """`key` of every chunker, or {} unless every chunker has a number there."""
-    out = {spec: _number(r.get(key)) for spec, r in report["results"].items()}
-    return {s: v for s, v in out.items() if v is not None} if all(v is not None for v in out.values()) else {}
-
-
-def _rank_sentence(report: Report, metric: str, k: int) -> str:
-    values = _values(report, f"{metric}@{k}")
-    top, hi, bottom, lo = _extremes(values)
-    label = f"{metric}@{k}"
-    if len(values) == 1:
-        return f"Only {top[0]} was run: {label} {hi:.3f}."
-    if len(top) == len(values):
-        return f"By {label}, every chunker scores {hi:.3f}."
-    lead = (f"By {label}, {top[0]} is best with {hi:.3f}" if len(top) == 1
-            else f"By {label}, {_names(top)} tie for best with {hi:.3f}")
-    verb = "is" if len(bottom) == 1 else "are"
-    return f"{lead}; {_names(bottom)} {verb} last with {lo:.3f}, a spread of {hi - lo:.3f}."
-
-
-def summary_sentences(report: Report) -> list[str]:
-    """'What this shows', from the numbers only: the best chunker by hit at the smallest k and by MRR at the
-    largest, the spread between best and worst, how much one question weighs, where wrong_doc is highest and
-    lowest, the document whose questions collide most at top 1, and any chunker whose text the embedder leaves
-    largely unread. Plain text: the caller escapes it."""
-    check_report(report)
-    ks = sorted(report["k"])
-    k1, kmax = ks[0], ks[-1]
-    n_chunkers = len(report["results"])
-    sentences = [_rank_sentence(report, "hit", k1)]
-    if n_chunkers > 1:
-        mrr = _rank_sentence(report, "mrr", kmax)
-        hit_best = _extremes(_values(report, f"hit@{k1}"))[0]
-        mrr_best = _extremes(_values(report, f"mrr@{kmax}"))[0]
-        if hit_best == mrr_best and len(mrr_best) < n_chunkers:
-            mrr = mrr.replace(" is best with", " is best too, with").replace(" tie for best with",
-                                                                           " tie for best too, with")
-        sentences.append(mrr)
-    elif kmax != k1:
-        sentences.append(f"Its mrr@{kmax} is {_values(report, f'mrr@{kmax}')[next(iter(report['results']))]:.3f}.")
-    n_questions = report.get("n_questions")
-    if isinstance(n_questions, int) and n_questions > 0 and n_chunkers > 1:
-        sentences.append(f"With {n_questions} questions, one question moves hit@k by {1 / n_questions:.3f}.")
-        gap = closest_gap(report, f"hit@{k1}")
-        if gap is not None:
-            sentences.append(gap.sentence())
-    wrong = _values(report, f"wrong_doc@{kmax}")
-    if wrong and n_chunkers > 1:
-        top, hi, bottom, lo = _extremes(wrong)
-        if len(top) == len(wrong):
-            sentences.append(f"wrong_doc@{kmax} (the share of the top {kmax} from a document without the answer) "
-                             f"is {hi:.3f} for every chunker.")
-        else:
-            sentences.append(f"wrong_doc@{kmax} (the share of the top {kmax} from a document without the answer) "
-                             f"is highest for {_names(top)} ({hi:.3f}) and lowest for {_names(bottom)} ({lo:.3f}).")
-    chunkers, docs, matrix = _collisions(report)
-    if len(docs) > 1 and chunkers:
-        means = {}
-        for j, doc in enumerate(docs):
-            cells = [row[j] for row in matrix if row[j] is not None]
-            if cells:
-                means[doc] = sum(cells) / len(cells)
-        if means and max(means.values()) > 0:
-            top, hi, _, _ = _extremes(means)
-            sentences.append(f"Top-1 collisions are most frequent for the questions about {_names(top)}: "
-                             f"{hi:.0%} of them get their first hit from another document (mean over "
-                             f"{len(chunkers)} chunker{'s' if len(chunkers) > 1 else ''}).")
-    unread = {s: v for s, v in _unread(report).items() if v >= UNREAD_NOTABLE}
-    if unread:
-        parts = [f"{v:.0%} of {s}'s" for s, v in sorted(unread.items(), key=lambda kv: -kv[1])]
-        mode = report.get("retrieval", {}).get("mode", "dense") if isinstance(report.get("retrieval"), Mapping) \
-            else "dense"
-        sentences.append("The embedder never reads " + _names(parts) + " embedded text (past its input limit)"
-                         + ("; BM25 reads all of it." if mode in ("bm25", "hybrid") else "."))
-    return sentences
-
-
-def _unread(report: Report) -> dict[str, float]:
-    out = {}
-    for spec, r in report["results"].items():
-        value = _number(r.get("unread_share"))
-        if value is not None:
-            out[spec] = value
-    return out
 
 
 # --- tables ------------------------------------------------------------------------------------------------------
@@ -241,7 +107,7 @@ def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
     rows = [[get(r) for _, get, _ in columns] for r in results.values()]
     best: list[set[int]] = []
     for j, (_, _, better) in enumerate(columns):
-        numbers = [(i, _number(row[j])) for i, row in enumerate(rows)]
+        numbers = [(i, number_or_none(row[j])) for i, row in enumerate(rows)]
         numbers = [(i, v) for i, v in numbers if v is not None]
         if not better or len(numbers) < 2 or len({round(v, 9) for _, v in numbers}) < 2:
             best.append(set())
@@ -264,15 +130,15 @@ def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
 
 
 def _has(report: Report, key: str) -> bool:
-    return any(_number(r.get(key)) is not None for r in report["results"].values())
+    return any(number_or_none(r.get(key)) is not None for r in report["results"].values())
 
 
 def _get(key: str) -> Callable[[Mapping[str, Any]], Any]:
-    return lambda r: _number(r.get(key))
+    return lambda r: number_or_none(r.get(key))
 
 
 def _rounded(value: Any) -> int | None:
-    number = _number(value)
+    number = number_or_none(value)
     return None if number is None else round(number)
 
 
@@ -322,7 +188,7 @@ def _span_table(report: Report) -> str:
                                   ("wrong_doc", "wrong_doc", "min")):
         columns += [(f"{label}@{k}", _get(f"{prefix}@{k}"), better) for k in report["k"]
                     if _has(report, f"{prefix}@{k}")]
-    if _unread(report):
+    if unread_shares(report):
         columns.append(("unread share", _get("unread_share"), ""))
     return _table(report, columns, "span metrics: higher is better; wrong_doc: lower is better") if columns else ""
 
@@ -337,7 +203,7 @@ def _seconds_of(r: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _seconds(stage: str) -> Callable[[Mapping[str, Any]], Any]:
-    return lambda r: _number(_seconds_of(r).get(stage))
+    return lambda r: number_or_none(_seconds_of(r).get(stage))
 
 
 def _cost_table(report: Report) -> str:
@@ -345,7 +211,8 @@ def _cost_table(report: Report) -> str:
     if not stages:
         return ""
     columns: list[Column] = [(f"seconds {s}", _seconds(s), "") for s in stages]
-    columns.append(("seconds total", lambda r: sum(v for v in _seconds_of(r).values() if _number(v) is not None), ""))
+    columns.append(("seconds total",
+                    lambda r: sum(v for v in _seconds_of(r).values() if number_or_none(v) is not None), ""))
     if any(r.get("llm_calls") for r in report["results"].values()):
         columns.append(("LLM calls", lambda r: r.get("llm_calls"), ""))
     return _table(report, columns, "cached stages take next to no time")
@@ -412,15 +279,15 @@ def _figures(report: Report, draw: Figures) -> dict[str, str]:
     ks = report["k"]
     kmax = max(ks)
     out = {"rank": "".join(draw(figures.metric_vs_k(view, m, TEMPLATE)) for m in RANK_METRICS
-                           if all(_values(report, f"{m}@{k}") for k in ks))}
-    if _values(report, f"span_iou@{kmax}") and _values(report, f"span_recall@{kmax}"):
+                           if all(values_of(report, f"{m}@{k}") for k in ks))}
+    if values_of(report, f"span_iou@{kmax}") and values_of(report, f"span_recall@{kmax}"):
         out["span"] = draw(figures.bars(view, {f"span IoU@{kmax}": _get(f"span_iou@{kmax}"),
                                                f"span recall@{kmax}": _get(f"span_recall@{kmax}")}, "Span metrics",
                                          TEMPLATE))
-    chunkers, docs, matrix = _collisions(report)
+    chunkers, docs, matrix = collisions_of(report)
     if chunkers and docs:
         out["heatmap"] = draw(figures.collision_heatmap(chunkers, docs, matrix))  # it escapes the names
-    wrong = [k for k in ks if _values(report, f"wrong_doc@{k}")]
+    wrong = [k for k in ks if values_of(report, f"wrong_doc@{k}")]
     if wrong:
         out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},
                                              "Collisions: share of the top k from a document without the answer",

@@ -13,7 +13,6 @@ from typing import Any
 import core
 from core.outputs import figures
 from core.outputs.report_html import (
-    UNREAD_NOTABLE,
     Figures,
     escape,
     page_html,
@@ -21,6 +20,7 @@ from core.outputs.report_html import (
     rows_table,
     settings_table,
 )
+from core.outputs.report_summary import UNREAD_NOTABLE
 from core.schema.documents import Document, documents_by_id
 
 #: Chunk & compare's summary columns, as the page names them: (header, key, which value is best)

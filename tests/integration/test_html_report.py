@@ -16,7 +16,8 @@ import pytest
 import core
 from core.evaluation.report import retrieval_phrase
 from core.infra.errors import ChunkLensError
-from core.outputs.report_html import check_report, render_html, summary_sentences
+from core.outputs.report_html import render_html
+from core.outputs.report_summary import check_report, summary_sentences
 from tests.support.data import ROOT
 
 DEMO = ROOT / "docs" / "results" / "demo_reranked.json"

@@ -14,7 +14,8 @@ from core.evaluation.report import pair_lines
 from core.evaluation.significance import compare, headline_metrics
 from core.evaluation.verdicts import ahead_of, better_first, closest_gap, gain, interval_rows, pair_matrix
 from core.outputs import figures
-from core.outputs.report_html import render_html, summary_sentences
+from core.outputs.report_html import render_html
+from core.outputs.report_summary import summary_sentences
 
 N = 56
 
