@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the study's JSON here")
     args = parser.parse_args(argv)
 
-    from core.__main__ import _quiet_libraries
+    from core.cli.flags import quiet_libraries
     from core.evaluation.agreement import agreement_table, report_agreement
     from core.evaluation.bench import BenchOptions, bench_dataset
     from core.infra.errors import ChunkLensError
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.services import build_services, needs_of
     from core.settings import Settings
 
-    _quiet_libraries()
+    quiet_libraries()
     try:
         gold = load_dataset(args.gold)
         gold_name = gold.name

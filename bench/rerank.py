@@ -111,14 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown := [s for s in sets if s not in SETS]:
         parser.error(f"unknown set(s) {', '.join(unknown)} (use {', '.join(SETS)})")
 
-    from core.__main__ import _quiet_libraries
+    from core.cli.flags import quiet_libraries
     from core.evaluation.bench import BenchOptions, bench_dataset
     from core.ingest.datasets import load_dataset
     from core.services import build_services, needs_of
     from core.settings import Settings
     from core.store.retrieval import RetrievalSettings
 
-    _quiet_libraries()
+    quiet_libraries()
     specs = [s for s in args.chunkers.split(",") if s]
     settings = Settings(**({"workspace": str(args.workspace)} if args.workspace else {}))
     services = build_services(settings, needs=needs_of(specs))

@@ -513,14 +513,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.md}", file=sys.stderr)
         return 0
 
-    from core.__main__ import _quiet_libraries
+    from core.cli.flags import quiet_libraries
     from core.evaluation.bench import BenchOptions, bench_dataset
     from core.ingest.datasets import load_dataset
     from core.services import build_services, needs_of
     from core.settings import Settings
     from core.store.retrieval import RetrievalSettings
 
-    _quiet_libraries()
+    quiet_libraries()
     specs = [s for s in args.chunkers.split(",") if s]
     settings = Settings(long_text=args.long_text, **({"embedder": args.embedder} if args.embedder else {}),
                         **({"workspace": str(args.workspace)} if args.workspace else {}))

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
-    from core.__main__ import _quiet_libraries
+    from core.cli.flags import quiet_libraries
     from core.evaluation.bench import BenchOptions, bench_dataset
     from core.ingest.datasets import load_dataset
     from core.services import build_services, needs_of
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.store.retrieval import RetrievalSettings
     from core.store.routing import TitleRoute
 
-    _quiet_libraries()
+    quiet_libraries()
     specs = [s for s in args.chunkers.split(",") if s]
     services = build_services(Settings(embedder=args.embedder, llm=args.llm), needs=needs_of(specs))
     results: dict[str, Any] = {}

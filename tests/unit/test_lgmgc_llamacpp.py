@@ -67,7 +67,7 @@ def test_a_file_that_is_not_a_gguf_is_one_clear_error(tmp_path):
 
 
 def test_the_flag_reaches_the_scorer_service(tmp_path):
-    from core.__main__ import build_parser, settings_from_flags
+    from core.cli.flags import build_parser, settings_from_flags
     from core.methods.lgmgc.scoring_llamacpp import LlamaCppEosScorer
     from core.services import build_services
 

@@ -52,7 +52,7 @@ def test_a_model_file_that_is_not_a_gguf_is_a_config_error(tmp_path):
 
 
 def test_the_setting_and_the_flag_name_the_backend(tmp_path):
-    from core.__main__ import build_parser, settings_from_flags
+    from core.cli.flags import build_parser, settings_from_flags
     from core.llm.llamacpp_backend import LlamaCppChat
     from core.services import build_services
 

@@ -1,0 +1,1 @@
+"""The command line behind `python -m core`: its flags (`flags.py`) and its commands (`commands.py`)."""

@@ -1,0 +1,263 @@
+"""The command line's commands, one function each (`cmd_<name>`), each returning its exit status; an expected
+failure raises `ChunkLensError` for `core.__main__` to print."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from core.cli.flags import quiet_libraries, settings_from_flags
+from core.infra.errors import ChunkLensError
+
+
+class _Bars:
+    """tqdm bars on stderr, one per stage, closed when the stage completes."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bars: dict[str, object] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        bar = self.bars.get(stage)
+        if bar is None:
+            bar = self.bars[stage] = tqdm(total=total, desc=stage[:40], file=sys.stderr, leave=False)
+        bar.update(done - bar.n)  # type: ignore[attr-defined]
+        if done >= total:
+            bar.close()  # type: ignore[attr-defined]
+            del self.bars[stage]
+
+
+def _services(settings, needs: set[str]):
+    """The services the chunkers need (`core.services.needs_of`), through the app's builder; the callers check
+    flags and specs first, so they fail before any slow work."""
+    from core.infra.keys import KeyRing
+    from core.services import build_services
+
+    quiet_libraries()
+    # the command line is the operator's: its base URLs may receive the server's key (core.infra.keys)
+    keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url, settings.rerank_model])
+    return build_services(settings, keys, needs=needs)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from core.evaluation.bench import BenchOptions, bench_dataset, format_table
+    from core.ingest.datasets import (
+        attach_gold,
+        first_documents,
+        load_dataset,
+        read_cnm_examples,
+        select_documents,
+        without_gold,
+    )
+    from core.services import needs_of
+
+    settings = settings_from_flags(args)  # bad flags fail before slow work
+    datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
+    if args.gold_cnm:
+        datasets = [attach_gold(d, args.gold_cnm) for d in datasets]
+    examples = [read_cnm_examples(d, args.cnm_examples) if args.cnm_examples else None for d in datasets]
+    datasets = [without_gold(d, set(e)) if e else d for d, e in zip(datasets, examples)]
+    if args.doc_ids:
+        datasets = [select_documents(d, args.doc_ids) for d in datasets]
+    if args.max_docs:
+        datasets = [first_documents(d, args.max_docs) for d in datasets]
+    needs = needs_of(args.chunkers)  # unknown names and bad parameters fail now, too
+    if args.answers < 0 or args.answer_k < 1:
+        raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
+    services = _services(settings, needs | ({"chat"} if args.answers > 0 else set()))
+    progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
+    reports = []
+    for ds, taught in zip(datasets, examples):
+        print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
+              file=sys.stderr)
+        options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
+                               args.answers, args.answer_k, cnm_examples=taught)
+        report = bench_dataset(ds, args.chunkers, options, services, progress)
+        reports.append(report)
+        print(format_table(report))
+        print()
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        payload = reports[0] if len(reports) == 1 else reports
+        args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from core.chunkers.registry import make_chunker
+    from core.outputs.export import FORMATS, records, write
+    from core.pipeline import chunk_documents
+    from core.services import needs_of
+    from core.workbench import folder_documents, make_corpus
+
+    if args.out.suffix.lower() not in FORMATS:
+        raise ChunkLensError(f"--out must end in .jsonl or .csv (got '{args.out.name}')")
+    documents, dataset = folder_documents(args.data)  # fail on a bad folder before any slow work
+    settings, needs = settings_from_flags(args), needs_of(args.chunkers)
+    services = _services(settings, needs)
+    corpus = make_corpus(documents, dataset, args.join)
+    context = services.context()
+    progress = _Bars(sys.stderr.isatty())
+    runs = {spec: chunk_documents(corpus.documents, make_chunker(spec, context), services.workspace.chunk_runs,
+                                  progress).chunks for spec in args.chunkers}
+    recs = list(records(runs, corpus.documents))
+    write(args.out, recs)
+    print(f"wrote {len(recs)} chunks of {len(runs)} chunker(s) over {len(corpus.documents)} document(s) to "
+          f"{args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from core.evaluation.report import load_reports, markdown_table, render_results
+
+    if args.results:
+        text = render_results(args.results)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+            print(f"wrote {args.out}", file=sys.stderr)
+        else:
+            print(text, end="")
+        return 0
+    if args.report is None:
+        raise ChunkLensError("table needs a report file, or --results DIR")
+    for report in load_reports(args.report):
+        print(markdown_table(report, args.metrics, args.k))
+        print()
+    return 0
+
+
+def _question_documents(paths: list[Path]):
+    """The documents behind --data: each folder's (a qa-spans corpus, or its PDF / DOCX / TXT / Markdown files) and
+    each file's, doc ids made unique in the order given."""
+    from core.infra.errors import GenerationError
+    from core.ingest.documents import load_file
+    from core.workbench import folder_documents
+
+    docs = []
+    for path in paths:
+        if path.is_dir():
+            docs.extend(folder_documents(path)[0])
+        elif path.is_file():
+            docs.append(load_file(path))
+        else:
+            raise ChunkLensError(f"{path}: no such file or folder")
+    seen: set[str] = set()
+    for n, doc in enumerate(docs, start=1):
+        if doc.doc_id in seen:
+            doc.doc_id = f"{doc.doc_id}-{n}"
+        seen.add(doc.doc_id)
+    if not any(d.text.strip() for d in docs):
+        raise GenerationError("no documents with text in --data")
+    return docs
+
+
+def cmd_questions(args: argparse.Namespace) -> int:
+    from core.evaluation.questions import check_out_folder, generate_questions, write_set
+    from core.infra.errors import GenerationError
+
+    if args.n < 1:
+        raise GenerationError("--n must be at least 1")
+    check_out_folder(args.out)  # before any slow work
+    documents = _question_documents(args.data)
+    settings = settings_from_flags(args)
+    chat = _services(settings, {"chat"}).chat
+    print(f"{len(documents)} document(s); asking {chat.label} for {args.n} question(s) ({args.design})",
+          file=sys.stderr)
+    bars = _Bars(sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
+    generated = generate_questions(documents, chat, args.n, design=args.design, seed=args.seed,
+                                   progress=lambda done, total: bars("questions", done, total))
+    generated.require_questions()
+    write_set(args.out, documents, generated)
+    print(f"wrote {len(generated.questions)} question(s) to {args.out} ({generated.attempts} answers judged; "
+          f"rejected: {generated.rejections()}; model calls {generated.calls}, from the cache {generated.cached})",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from core.evaluation.report import load_reports
+    from core.outputs.report_html import render_html
+    from core.outputs.report_summary import check_report
+
+    if not args.report.is_file():
+        raise ChunkLensError(f"{args.report}: no such file")
+    reports = load_reports(args.report)
+    for i, report in enumerate(reports):
+        check_report(report, str(args.report) if len(reports) == 1 else f"{args.report} (report {i + 1})")
+    text = render_html(reports if len(reports) > 1 else reports[0], args.title, args.generated)
+    out = args.out or args.report.with_suffix(".html")
+    if out.resolve() == args.report.resolve():
+        raise ChunkLensError(f"--out {out} would overwrite the report")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ChunkLensError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    print(f"wrote {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
+def cmd_chunkers() -> int:
+    import dataclasses
+
+    from core.chunkers.registry import REGISTRY, available
+
+    for name in available():
+        cls = REGISTRY[name]
+        params = ", ".join(f"{f.name}={f.default}" for f in dataclasses.fields(cls))
+        print(f"{name:12s} {params}")
+    return 0
+
+
+def cmd_warm(args: argparse.Namespace) -> int:
+    """The sample set's vectors under the default settings, computed once in a scratch workspace and written where
+    every workspace on the machine reads them (`machine_vectors_path`): the guided demo (the seven manuals joined,
+    every default chunker, its questions, the reranker's sentences) and the default chunkers on the separate
+    manuals. A new workspace, a shared server's new visitor included, then embeds none of them again."""
+    import tempfile
+    import time
+
+    from core.services import build_services
+    from core.settings import Settings
+    from core.store.embedders import MACHINE_VECTORS_ENV, machine_vectors_path, publish_machine_vectors
+    from core.store.embeddings import BUNDLED_MINILM_FP32
+    from core.store.onnx_embedder import OnnxMiniLMEmbedder
+    from core.workbench import embed_sample_set
+
+    started = time.perf_counter()
+    defaults = Settings()
+    if defaults.embedder == BUNDLED_MINILM_FP32:  # the usual case, answered without loading the model
+        target = machine_vectors_path(OnnxMiniLMEmbedder.key_for("fp32", defaults.long_text))
+        if target.exists() and not args.force:
+            print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
+            return 0
+    with tempfile.TemporaryDirectory(prefix="chunklens-warm-") as scratch:
+        before = os.environ.get(MACHINE_VECTORS_ENV)
+        os.environ[MACHINE_VECTORS_ENV] = "off"  # compute every vector afresh, whatever an older file holds
+        try:
+            services = build_services(Settings(workspace=scratch))
+            target = machine_vectors_path(services.embedder.key)
+            if target.exists() and not args.force:
+                print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
+                return 0
+            embed_sample_set(services)
+            computed = services.embedder.stats.computed
+            source = services.workspace.cache / "embeddings.sqlite"
+        finally:
+            if before is None:
+                os.environ.pop(MACHINE_VECTORS_ENV, None)
+            else:
+                os.environ[MACHINE_VECTORS_ENV] = before
+        publish_machine_vectors(source, services.embedder.key)
+    print(f"{computed:,} sample-set vectors in {target} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    return 0
+
+
