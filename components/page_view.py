@@ -10,7 +10,7 @@ import streamlit as st
 from components import charts
 from components.html import chunk_spans_html, cnm_badges_html, md_escape
 from core.ingest.library import Library
-from core.methods.chop.cnm import CNM
+from core.methods.chop.cnm import ChopMeta
 from core.outputs.pageview import (
     PageViewError,
     PlacedSpan,
@@ -90,16 +90,16 @@ def _chunk_card(doc: Document, source: Document, placed: PlacedSpan, services: S
     chunk = placed.chunk
     if chunk is None:
         return
-    meta = chunk.meta
     pages = source.pages_of(placed.start, placed.end)
     where = f"pages {pages[0]}–{pages[1]}" if pages and pages[0] != pages[1] else f"page {pages[0]}" if pages else ""
     st.markdown(f"**Chunk {md_escape(chunk.chunk_id)}** · {chunk.token_count} tokens · characters "
                 f"{chunk.start}–{chunk.end}" + (f" · {where}" if where else ""))
     if chunk.prefix:
         st.markdown(f"Prefix ({chunk.prefix_place} the text): `{md_escape(chunk.prefix)}`")
-    if meta.get("cnm"):
-        st.html(cnm_badges_html(CNM.of(chunk), meta.get("cnm_source"), meta.get("cnm_sources")))
-    if meta.get("continuity") is not None:
-        st.markdown(f"Continuity: **{md_escape(str(meta['continuity']))}**"
-                    + (f" ({md_escape(str(meta['continuity_reason']))})" if meta.get("continuity_reason") else ""))
+    mark = ChopMeta.of(chunk)
+    if mark.cnm is not None:
+        st.html(cnm_badges_html(mark.cnm, mark.source, mark.sources))
+    if mark.continuity is not None:
+        st.markdown(f"Continuity: **{md_escape(str(mark.continuity))}**"
+                    + (f" ({md_escape(mark.reason)})" if mark.reason else ""))
     st.html(chunk_spans_html(doc.text, [chunk], chunk.start, chunk.end, unread_parts(services, [chunk])))

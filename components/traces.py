@@ -13,7 +13,7 @@ import streamlit as st
 from components import charts
 from components.html import chunk_spans_html, cnm_badges_html, esc, md_escape
 from core.methods.chop.accuracy import cnm_accuracy
-from core.methods.chop.cnm import CNM
+from core.methods.chop.cnm import ChopMeta
 from core.methods.chop.continuity import judge_run
 from core.pipeline import ChunkRun
 from core.schema.documents import Document
@@ -59,13 +59,13 @@ def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, 
                    f"{_share(tags.empty_rate)}")
     st.plotly_chart(charts.continuity_strip(judged, title), width="stretch", key=f"strip-{spec}")
     for c in own:
-        if start <= c.start < start + window or c.meta.get("cnm_source") != "inherited":
-            decision = c.meta.get("continuity")
-            label = "start" if decision is None else ("TRUE" if decision else "FALSE")
-            why = "" if decision is not False else \
-                f' <span style="font-size:0.75rem">{esc(c.meta.get("continuity_reason") or "")}</span>'
+        mark = ChopMeta.of(c)
+        if start <= c.start < start + window or mark.source != "inherited":
+            label = "start" if mark.continuity is None else ("TRUE" if mark.continuity else "FALSE")
+            why = "" if mark.continuity is not False else \
+                f' <span style="font-size:0.75rem">{esc(mark.reason)}</span>'
             st.html(f'<div style="margin:2px 0"><b>#{c.index}</b> <code>{label}</code>{why} '
-                    f'{cnm_badges_html(CNM.of(c), c.meta.get("cnm_source"), c.meta.get("cnm_sources"))}'
+                    f'{cnm_badges_html(mark.cnm, mark.source, mark.sources)}'
                     '</div>')
 
 

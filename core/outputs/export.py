@@ -3,9 +3,9 @@
 A JSONL line is `{"id": <chunk id>, "page_content": <the exact span>, "metadata": {...}}`: LangChain's
 `Document(**line)` takes it whole, and LlamaIndex's `TextNode(id_=line["id"], text=line["page_content"],
 metadata=line["metadata"])`. The metadata says where the span lies (doc_id, start, end, and for a PDF, also
-inside a joined stream, its first and last page: `page`, `page_end`), which chunker cut it (its spec), and what a
-method added: the prefix that was embedded with it, CHOP's CNM and continuity decision, LGMGC's parent. CSV has
-one row per chunk with the same fields, the CNM spread over three columns.
+inside a joined stream, its first and last page: `page`, `page_end`), which chunker cut it (its spec), the prefix
+that was embedded with it, LGMGC's parent, and what each method registers (`core.chunkers.export_fields`: CHOP's
+CNM and continuity decision). CSV has one row per chunk with the same fields, the CNM spread over three columns.
 """
 
 from __future__ import annotations
@@ -17,25 +17,31 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.chunkers.export_fields import EXPORT_FIELDS
 from core.infra.errors import ConfigError
 from core.schema.chunks import Chunk
 from core.schema.documents import Document, documents_by_id
 
 FORMATS = (".jsonl", ".csv")
-CSV_FIELDS = ("id", "chunker", "doc_id", "title", "start", "end", "page", "page_end", "token_count", "prefix",
-              "cnm_category", "cnm_nouns", "cnm_model", "cnm_source", "continuity", "continuity_reason", "parent_id",
-              "child", "page_content")
+#: the CSV's columns before and after those of the methods' export fields (`core.chunkers.export_fields`)
+CSV_HEAD = ("id", "chunker", "doc_id", "title", "start", "end", "page", "page_end", "token_count", "prefix")
+CSV_TAIL = ("parent_id", "child", "page_content")
+
+
+def csv_fields() -> tuple[str, ...]:
+    """The CSV's columns: the chunk's own, with every registered method's columns before the parent link."""
+    return CSV_HEAD + tuple(c for f in EXPORT_FIELDS for c in f.columns) + CSV_TAIL
 
 
 def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[str, Any]:
-    meta = chunk.meta
     metadata: dict[str, Any] = {
         "doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end, "chunker": spec, "chunk_id": chunk.chunk_id,
         "index": chunk.index, "token_count": chunk.token_count, "prefix": chunk.prefix or None,
-        "prefix_place": chunk.prefix_place if chunk.prefix else None, "cnm": meta.get("cnm"),
-        "cnm_source": meta.get("cnm_source"), "continuity": meta.get("continuity"),
-        "continuity_reason": meta.get("continuity_reason"), "parent_id": chunk.parent_id, "child": chunk.child or None,
+        "prefix_place": chunk.prefix_place if chunk.prefix else None,
     }
+    for fields in EXPORT_FIELDS:
+        metadata.update(fields.read(chunk))
+    metadata.update(parent_id=chunk.parent_id, child=chunk.child or None)
     if doc is not None:
         metadata["title"] = doc.title
         if (pages := doc.pages_of(chunk.start, chunk.end)) is not None:
@@ -57,16 +63,16 @@ def to_jsonl(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
 
 def csv_row(rec: dict[str, Any]) -> dict[str, Any]:
     m = rec["metadata"]
-    cnm = m.get("cnm") or {}
-    flat = {k: m.get(k) for k in CSV_FIELDS if k in m}
-    flat.update(id=rec["id"], page_content=rec["page_content"], cnm_category=cnm.get("category"),
-                cnm_nouns="; ".join(cnm.get("nouns") or []) or None, cnm_model=cnm.get("model"))
+    flat = {k: m.get(k) for k in csv_fields() if k in m}
+    flat.update(id=rec["id"], page_content=rec["page_content"])
+    for fields in EXPORT_FIELDS:
+        flat.update(fields.flatten(m))
     return flat
 
 
 def to_csv(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=csv_fields(), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for r in recs:
         writer.writerow(csv_row(r))

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
@@ -163,6 +163,29 @@ class CNM(BaseModel):
     def put(self, chunk: Chunk) -> None:
         """Tag `chunk` (in the JSON form `of` reads)."""
         chunk.meta["cnm"] = self.model_dump()
+
+
+@dataclass(frozen=True)
+class ChopMeta:
+    """What a CHOP run keeps beside a chunk, read in one place: its tag (`CNM.of`), how the chunk got it
+    (`source`: "extracted" at a cut, "inherited" from the run's start, "edited" by hand), where each part came
+    from (`sources`, see `core.methods.chop.evidence`), and the continuity decision before the chunk with its
+    reason (None: no decision, as for a document's first chunk or another chunker's)."""
+
+    cnm: CNM | None
+    source: str | None
+    sources: Mapping[str, str] | None
+    continuity: bool | None
+    reason: str
+
+    #: the keys of `chunk.meta` a CHOP run writes (the export writes them as they are)
+    KEYS: ClassVar[tuple[str, ...]] = ("cnm", "cnm_source", "continuity", "continuity_reason")
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> ChopMeta:
+        meta = chunk.meta
+        return cls(CNM.of(chunk), meta.get("cnm_source"), meta.get("cnm_sources"), meta.get("continuity"),
+                   meta.get("continuity_reason") or "")
 
 
 def prefix_text(cnm: CNM) -> str:
