@@ -15,7 +15,7 @@ from components import state
 from components.html import md_escape, retrieval_text
 from core.infra.urls import redact_url
 from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
-from core.settings import Settings, save_choices, save_settings, visitor_choice, without_addresses
+from core.settings import CHAT_CHOICES, Settings, save_choices, save_settings, visitor_choice, without_addresses
 
 _LLM_LABELS = {"extract": "extractor that learns the library (no model)", "rule": "rule-based lexicon (no model)",
                "llamacpp": "local SmolLM2 (llama.cpp, JSON)",
@@ -46,6 +46,8 @@ def _visitor_fields(current: Settings, embedders: list[str] | None, llms: list[s
         values["embedder"] = _choice("Embedder", embedders, current.embedder, help="offered by this server")
     values["long_text"] = _choice("Texts longer than the embedder reads", ["truncate", "window"], current.long_text)
     values["llm"] = _choice("CNM backend (CHOP)", llms, current.llm, format_func=_LLM_LABELS.get)
+    values["chat"] = _choice("Chat model (answers, generated questions, LumberChunker)",
+                             [c for c in llms if c in CHAT_CHOICES], current.chat, format_func=_LLM_LABELS.get)
     values["scorer_engine"] = _choice("LGMGC scorer engine", SCORER_ENGINES, current.scorer_engine,
                                       format_func={"transformers": "transformers (torch)",
                                                    "llamacpp": "llama.cpp (the GGUF in-process)"}.get)
@@ -136,7 +138,7 @@ def render() -> None:
     key_note = "key set" if st.session_state.get("api_key") else "no key"
     # the embedder and the store are free text (a file or a saved setting may hold Markdown): escaped
     st.sidebar.caption(
-        f"Embedder: {md_escape(s.embedder)} ({s.long_text}) · CNM: {s.llm}"
-        + (f" ({key_note})" if s.llm == "openai" else "")
+        f"Embedder: {md_escape(s.embedder)} ({s.long_text}) · CNM: {s.llm} · chat: {s.chat}"
+        + (f" ({key_note})" if "openai" in (s.llm, s.chat) else "")
         + f" · Store: {md_escape(redact_url(s.chroma_server)) or 'embedded'} · Retrieval: "
         + retrieval_text(s.retrieval_settings()) + f" · {state.mode()} server")

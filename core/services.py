@@ -166,14 +166,15 @@ def _model_reranker(settings: Settings, keys: KeyRing) -> Callable[[], Reranker]
 
 @register_service("chat")
 def _chat_client(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> LLMClient:
-    """The OpenAI-compatible server or the in-process llama.cpp model when the settings name one, otherwise the
-    bundled model through transformers."""
+    """The chat model the settings name (`Settings.chat`): the OpenAI-compatible server, the in-process llama.cpp
+    model, or the bundled model through transformers."""
     from core.llm.factory import make_chat_client
 
-    if settings.llm == "openai":
+    if settings.chat == "openai":
         return make_chat_client("openai", ws.cache, model=settings.llm_model or None,
                                 base_url=settings.llm_base_url or None, api_key=keys.key_for(settings.llm_base_url),
                                 timeout=settings.llm_timeout)
-    if settings.llm == "llamacpp":
+    if settings.chat == "llamacpp":
         return make_chat_client("llamacpp", ws.cache, model=settings.llm_model or None)
+    # `llm_model` names a transformers model only where the CNM backend runs one too
     return make_chat_client("local", ws.cache, model=settings.llm_model or None if settings.llm == "local" else None)

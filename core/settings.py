@@ -16,9 +16,9 @@ import json
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from core.infra.workspace import default_root
 from core.store.embeddings import BUNDLED_MINILM_FP32
@@ -34,7 +34,11 @@ class Settings(BaseModel):
     embedder: str = BUNDLED_MINILM_FP32
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com
     long_text: Literal["truncate", "window"] = "truncate"
-    llm: Literal["rule", "extract", "local", "llamacpp", "openai"] = "extract"
+    llm: Literal["rule", "extract", "local", "llamacpp", "openai"] = "extract"  # CHOP's CNM backend
+    # the chat model for generated answers and questions and LumberChunker: the bundled SmolLM2 through
+    # transformers or llama.cpp, or the OpenAI-compatible server. Settings saved before it had its own field (and
+    # a `--llm` flag alone) take the CNM backend's when that is a chat model: see `_chat_from_llm`
+    chat: Literal["local", "llamacpp", "openai"] = "local"
     llm_model: str = ""
     llm_base_url: str = ""
     llm_timeout: float = 60.0
@@ -58,6 +62,15 @@ class Settings(BaseModel):
     rerank_weight: float | None = Field(default=None, ge=0.0, le=1.0)  # None: the reranker's own default weight
     rerank_model: str = ""  # a sentence-transformers CrossEncoder folder, or the http(s) URL of a /rerank server
     max_upload_mb: int = Field(default=50, ge=1, le=2048)  # per file; .streamlit/config.toml lets up to 2048 through
+
+    @model_validator(mode="before")
+    @classmethod
+    def _chat_from_llm(cls, data: Any) -> Any:
+        """Before `chat` was a field of its own, the CNM backend picked the chat model too (`openai` and `llamacpp`
+        for both, `local` otherwise): settings without `chat` keep that choice."""
+        if isinstance(data, dict) and "chat" not in data and data.get("llm") in ("local", "llamacpp", "openai"):
+            return {**data, "chat": data["llm"]}
+        return data
 
     @property
     def max_upload_bytes(self) -> int:
@@ -91,6 +104,8 @@ def parse_ks(text: str) -> list[int]:
 #: the operator's fields (core.server_config.ServerConfig names the same ones)
 #: every CNM backend a session may name (the `llm` field's values)
 LLM_CHOICES: tuple[str, ...] = get_args(Settings.model_fields["llm"].annotation)
+#: every chat model a session may name (the `chat` field's values, each also a CNM backend)
+CHAT_CHOICES: tuple[str, ...] = get_args(Settings.model_fields["chat"].annotation)
 OPERATOR_FIELDS = ("workspace", "chroma_server", "embedder_base_url", "llm_base_url", "llm_model", "scorer_model",
                    "llm_timeout", "max_upload_mb", "rerank_model")
 #: where a session sends its documents, questions and key: set by the operator, or typed for one session only
@@ -131,6 +146,8 @@ def visitor_choice(config, current: Settings, submitted: Settings) -> Settings:
     offered = config.offered_llms("shared", LLM_CHOICES)
     if update["llm"] not in offered:  # a paid backend the operator does not offer (a saved choice, a forged form)
         update["llm"] = current.llm if current.llm in offered else Settings.model_fields["llm"].default
+    if update["chat"] not in offered:  # the same for the chat model
+        update["chat"] = current.chat if current.chat in offered else Settings.model_fields["chat"].default
     return current.model_copy(update=update)
 
 

@@ -47,6 +47,9 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
                        help="CNM backend for chop: extract (default: learns the library, no model), rule-based (a "
                             "fixed lexicon, no model), local SmolLM2 through transformers "
                             "or llama.cpp (in-process, JSON-constrained), or OpenAI-compatible")
+    parser.add_argument("--chat", choices=["local", "llamacpp", "openai"],
+                        help="chat model for generated answers and questions and lumber (default: --llm's when "
+                             "that is a chat model, else local)")
     parser.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
     parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")
     parser.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
@@ -180,7 +183,7 @@ def settings_from_flags(args: argparse.Namespace):
               "chroma_server": chroma, "retrieval": retrieval.mode,
               "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight,
               "rerank_model": getattr(args, "rerank_model", None) or ""}
-    for flag in ("rerank", "rerank_depth", "rerank_weight"):
+    for flag in ("chat", "rerank", "rerank_depth", "rerank_weight"):
         if getattr(args, flag, None) is not None:
             values[flag] = getattr(args, flag)
     if args.workspace:

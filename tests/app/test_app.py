@@ -242,6 +242,29 @@ def test_scorer_settings_persist_and_reach_the_lg_scorer(app, tmp_path):
     assert "p(paragraph) bfloat16" in build_services(saved).get("scorer").label
 
 
+def test_the_chat_model_is_a_setting_of_its_own_and_an_old_settings_file_keeps_its_choice(app, tmp_path):
+    """The chat model (answers, generated questions, lumber) is chosen apart from the CNM backend; a settings file
+    saved before it had a field of its own keeps the chat model its CNM backend picked."""
+    import json
+
+    from core.services import build_services
+    from core.settings import load_settings
+
+    [llm] = [s for s in app.selectbox if s.label == "CNM backend (CHOP)"]
+    assert llm.value == "extract"
+    [chat] = [s for s in app.selectbox if s.label.startswith("Chat model")]
+    chat.select("llamacpp")
+    at = click(app, "Save settings")
+    assert not at.exception and "chat: llamacpp" in at.sidebar.caption[-1].value
+    saved = load_settings(tmp_path / "ws")
+    assert (saved.llm, saved.chat) == ("extract", "llamacpp")
+    assert build_services(saved, needs={"chat"}).chat.key.startswith("llamacpp:")
+    path = tmp_path / "ws" / "settings.json"
+    old = {k: v for k, v in json.loads(path.read_text()).items() if k != "chat"} | {"llm": "openai"}
+    path.write_text(json.dumps(old))
+    assert load_settings(tmp_path / "ws").chat == "openai"
+
+
 def test_the_reranker_setting_persists(app, tmp_path):
     from core.settings import load_settings
 

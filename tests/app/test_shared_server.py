@@ -236,6 +236,19 @@ def test_a_shared_server_hides_paid_cnm_backends_unless_the_operator_offers_them
     at = session(monkeypatch, tmp_path / "ws", mode="shared")
     [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
     assert "OpenAI-compatible" in llm.options
+    [chat] = [s for s in at.selectbox if s.label.startswith("Chat model")]
+    assert "OpenAI-compatible" in chat.options
+
+
+def test_a_shared_server_hides_the_paid_chat_model_and_refuses_a_forged_choice(monkeypatch, tmp_path):
+    from core.server_config import ServerConfig
+    from core.settings import Settings, visitor_choice
+
+    at = session(monkeypatch, tmp_path / "ws", mode="shared")
+    [chat] = [s for s in at.selectbox if s.label.startswith("Chat model")]
+    assert "OpenAI-compatible" not in chat.options and "local SmolLM2 (llama.cpp, JSON)" in chat.options
+    forged = visitor_choice(ServerConfig(), Settings(), Settings(chat="openai"))
+    assert forged.chat == "local"
 
 
 def test_a_visit_without_a_library_address_makes_no_folder(monkeypatch, tmp_path):
