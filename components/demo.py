@@ -10,6 +10,7 @@ from components.html import md_escape
 from components.progress import progress_status
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
+from core.evaluation.results import BenchReport
 from core.evaluation.verdicts import interval_rows
 from core.infra.errors import ChunkLensError
 from core.outputs.report_html import render_html
@@ -52,7 +53,7 @@ def render() -> None:
                         key="demo-intervals")
     gap = summary.gap()
     if gap is not None:
-        n = max(1, summary.report["n_questions"])
+        n = max(1, BenchReport(summary.report).n_questions or 0)
         st.caption(md_escape(f"{n} questions: one question moves hit@k by {1 / n:.3f}. Bars are 95 % bootstrap "
                              "intervals over the questions; 'reliably ahead' is a paired sign-flip test, "
                              "Holm-corrected over every pair shown. " + gap.sentence()))

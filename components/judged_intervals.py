@@ -13,6 +13,7 @@ import streamlit as st
 from components.html import md_escape
 from components.progress import progress_status
 from core.evaluation.report import metric_cell
+from core.evaluation.results import BenchReport
 from core.evaluation.verdicts import ahead_of, closest_gap
 from core.infra.errors import ChunkLensError
 from core.ingest.datasets import QADataset
@@ -39,13 +40,14 @@ def render(services: Services, judged: QADataset, results: Mapping[str, ChunkerR
         report: dict[str, Any] | None = st.session_state.get("judged_report")
         if not report:
             return
-        if report.get("qids") != qids or set(report["results"]) - set(results):
+        view = BenchReport(report)
+        if view.qids != qids or set(view.results) - set(results):
             st.info("You judged more since this was scored, or ran other chunkers: score again to include them.")
         metrics = ["hit@1", f"hit@{k}", f"mrr@{k}"] if k != 1 else ["hit@1", "mrr@1"]
         ahead = ahead_of(report, f"hit@{k}")
-        rows = [{"chunker": spec, **{m: metric_cell(r, m) for m in dict.fromkeys(metrics)},
+        rows = [{"chunker": spec, **{m: metric_cell(r.to_json(), m) for m in dict.fromkeys(metrics)},
                  f"reliably ahead on hit@{k} of": ", ".join(ahead.get(spec, [])) or "-"}
-                for spec, r in report["results"].items()]
+                for spec, r in view.results.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         gap = closest_gap(report, f"hit@{k}")
         if gap is not None:

@@ -11,6 +11,7 @@ from components import charts, judged_panel, state
 from components.html import md_escape
 from components.progress import progress_status
 from core.evaluation.collisions import top1_collisions
+from core.evaluation.results import BenchReport
 from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
 from core.infra.errors import ChunkLensError, SetExists
 from core.infra.uploads import limit_mb, read_upload
@@ -101,24 +102,17 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
 report = st.session_state.get("bench_report")
 if not report:
     st.stop()
-mode = report.get("retrieval", {"mode": "dense"})
-st.caption("Retrieval: " + ", ".join(f"{k} {v}" for k, v in mode.items() if k != "lexical"))
-rows = []
-for spec, r in report["results"].items():
-    flat = {"chunker": spec, **{k: v for k, v in r.items() if isinstance(v, int | float) and not isinstance(v, bool)}}
-    flat.update({f"seconds_{k}": v for k, v in r["seconds"].items()})
-    for key, bounds in r.items():  # the 95 % intervals as two columns each, for a spreadsheet
-        if key.endswith("_ci95") and isinstance(bounds, list) and len(bounds) == 2:
-            flat[f"{key}_low"], flat[f"{key}_high"] = bounds
-    rows.append(flat)
-table = pd.DataFrame(rows)
+view = BenchReport(report)
+st.caption("Retrieval: " + ", ".join(f"{k} {v}" for k, v in (view.retrieval or {"mode": "dense"}).items()
+                                     if k != "lexical"))
+table = pd.DataFrame([{"chunker": spec, **r.flat_numbers()} for spec, r in view.results.items()])
 for metric in ("hit", "mrr", "ndcg"):
-    st.plotly_chart(charts.metric_vs_k(report, metric), width="stretch")
+    st.plotly_chart(charts.metric_vs_k(view, metric), width="stretch")
 compared = compared_metrics(report)
 shown = interval_rows(report, [m for m in compared if not lower_is_better(m)])
 if shown:
     st.plotly_chart(charts.interval_chart(shown, "Headline metrics with their 95 % intervals (bootstrap over "
-                                                f"{report['n_questions']} questions)"), width="stretch",
+                                                f"{view.n_questions} questions)"), width="stretch",
                     key="bench-intervals")
     metric = st.selectbox("Paired comparison on", compared, help="Every pair of chunkers, question by question: "
                           "the mean difference and a paired sign-flip test, Holm-corrected over all pairs shown")
@@ -128,30 +122,29 @@ if shown:
     gap = closest_gap(report, metric)
     if gap is not None:
         st.caption(md_escape(gap.sentence()))
-k_max = max(report["k"])
-st.plotly_chart(charts.bars(report, {f"span IoU@{k_max}": lambda r: r[f"span_iou@{k_max}"],
-                                     f"span recall@{k_max}": lambda r: r[f"span_recall@{k_max}"]},
+k_max = max(view.ks)
+st.plotly_chart(charts.bars(view, {f"span IoU@{k_max}": lambda r: r.at("span_iou", k_max),
+                                   f"span recall@{k_max}": lambda r: r.at("span_recall", k_max)},
                             "Span metrics"), width="stretch")
 chunkers, docs, matrix = top1_collisions(report)
 if chunkers and docs:
     st.plotly_chart(charts.collision_heatmap(chunkers, docs, matrix), width="stretch", key="collision-heatmap")
-st.plotly_chart(charts.bars(report, {f"wrong_doc@{k}": (lambda r, k=k: r.get(f"wrong_doc@{k}", 0.0))
-                                     for k in report["k"]},
+st.plotly_chart(charts.bars(view, {f"wrong_doc@{k}": (lambda r, k=k: r.at("wrong_doc", k) or 0.0) for k in view.ks},
                             "Collisions: share of the top k from a document without the answer"), width="stretch")
-if any("answer_f1" in r for r in report["results"].values()):
-    st.plotly_chart(charts.bars(report, {"token F1": lambda r: r.get("answer_f1", 0.0),
-                                         "ROUGE-L": lambda r: r.get("answer_rouge_l", 0.0)},
+if any(r.answer_f1 is not None for r in view.results.values()):
+    st.plotly_chart(charts.bars(view, {"token F1": lambda r: r.answer_f1 or 0.0,
+                                       "ROUGE-L": lambda r: r.answer_rouge_l or 0.0},
                                 "Generated answers against the reference answers"), width="stretch")
-st.plotly_chart(charts.bars(report, {stage: (lambda r, s=stage: r["seconds"][s])
-                                     for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
+st.plotly_chart(charts.bars(view, {stage: (lambda r, s=stage: r.seconds.get(s))
+                                   for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
                 width="stretch")
 st.dataframe(table, hide_index=True, width="stretch")
-if any("judged_questions" in r for r in report["results"].values()):
+if any(r.judged_questions is not None for r in view.results.values()):
     st.caption("judged@k: for the questions judged by hand, the share of each chunker's top k that the judgments "
                "cover (pool depth). An unjudged hit counts as not answering: where judged@k is low, judge more hits "
                "of those questions on the Query page before trusting a difference.")
 d1, d2, d3 = st.columns(3)
 d1.download_button("Download CSV", table.to_csv(index=False), "chunklens-benchmark.csv", "text/csv")
 d2.download_button("Download JSON", json.dumps(report, indent=2), "chunklens-benchmark.json", "application/json")
-d3.download_button("Download report", lambda: render_html(report), "chunklens-benchmark.html", "text/html",
+d3.download_button("Download report", lambda: render_html(view), "chunklens-benchmark.html", "text/html",
                    on_click="ignore", help="One HTML file with the settings, tables and figures; opens offline")

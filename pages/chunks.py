@@ -12,7 +12,7 @@ from core.chunkers.registry import available
 from core.infra.errors import ChunkLensError
 from core.outputs.export import records, to_csv, to_jsonl
 from core.outputs.report_pages import app_settings, chunking_report_html
-from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, unread_parts, unread_share_of
+from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, run_summaries, unread_parts
 
 state.through_app()
 st.header("Chunk & compare")
@@ -54,12 +54,8 @@ if not ok:
     st.info("Pick chunkers and press Run.")
     st.stop()
 
-summary = [{"chunker": s, "chunks": len(r.run.parents()), "children": len(r.run.children()),
-            "mean tokens": round(sum(c.token_count for c in r.run.parents()) / max(1, len(r.run.parents())), 1),
-            "unread by embedder": round(unread_share_of(services, r), 3),
-            "seconds": round(r.seconds, 2), "cached": r.run.from_cache and r.indexed.reused,
-            "LLM calls": r.llm_calls} for s, r in ok.items()]
-st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch", column_config={
+summary = run_summaries(services, ok)
+st.dataframe(pd.DataFrame([line.row() for line in summary.values()]), hide_index=True, width="stretch", column_config={
     "unread by embedder": st.column_config.NumberColumn(
         format="percent", help="The share of each chunker's embedded text past the embedder's input limit (256 "
         "word pieces for the MiniLM, under the 'truncate' long-text policy): no vector reads it; BM25 does.")})
@@ -76,7 +72,7 @@ gold = [(r.start, r.end) for q in corpus.questions for r in q.references if r.do
 runs = {s: r.run.parents() for s, r in ok.items()}
 st.download_button(
     "Download report", lambda: chunking_report_html(
-        {row["chunker"]: row for row in summary}, corpus.documents,
+        summary, corpus.documents,
         app_settings(services, ok, state.retrieval(), corpus.joined), runs, doc_id),
     "chunklens-chunks.html", "text/html", help="One HTML file that opens offline: settings and versions, the "
     "summary table with a paragraph on what it shows, and this document's boundary timeline and size histogram")

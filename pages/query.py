@@ -113,7 +113,7 @@ if shown.get("own"):
                "every chunker, also ones run later; Benchmark runs on them.")
     if gold is not None and gold.references:
         depth = pool_depths(corpus, answers, gold, k)
-        table = [{"chunker": s, **{m: round(a.score.values[f"{m}@{k}"], 3) for m in ("hit", "mrr", "ndcg")},
+        table = [{"chunker": s, **{m: round(a.score.at(m, k) or 0.0, 3) for m in ("hit", "mrr", "ndcg")},
                   "judged": depth[s].label} for s, a in answers.items() if a.score]
         st.table(pd.DataFrame(table).set_index("chunker"))
         st.caption(f"'judged': how many of each chunker's top {k} your judgments cover. An unjudged hit counts as "

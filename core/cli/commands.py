@@ -184,8 +184,8 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from core.evaluation.report import load_reports
+    from core.evaluation.results import check_report
     from core.outputs.report_html import render_html
-    from core.outputs.report_summary import check_report
 
     if not args.report.is_file():
         raise ChunkLensError(f"{args.report}: no such file")

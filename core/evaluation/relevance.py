@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.evaluation import metrics as M
+from core.evaluation.results import Metric
 from core.schema.documents import Document
 from core.schema.spans import Span
 
@@ -62,6 +63,10 @@ class QuestionScore:
     relevant: list[bool]
     n_relevant: int
     values: dict[str, float]
+
+    def at(self, metric: Metric, k: int) -> float | None:
+        """The metric at cut-off k for this question ("hit@5"), None when it was not scored at k."""
+        return self.values.get(f"{metric}@{k}")
 
 
 def score_question(qid: str, retrieved: Sequence[Span], refs: Sequence[Span], n_relevant: int,

@@ -150,15 +150,25 @@ def closest_gap(report: Report, metric: str) -> Gap | None:
                questions_needed(float(diffs.mean()), sd) if n else None, settled)
 
 
-def interval_rows(report: Report, metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per chunker and metric with an interval: the figure and its 95 % bounds (for charts and tables)."""
+@dataclass(frozen=True)
+class IntervalRow:
+    """One chunker's figure for one metric with its 95 % bounds (for charts and tables)."""
+
+    chunker: str
+    metric: str
+    value: float
+    low: float
+    high: float
+
+
+def interval_rows(report: Report, metrics: Sequence[str]) -> list[IntervalRow]:
+    """One row per chunker and metric with an interval."""
     rows = []
     for spec, r in report["results"].items():
         for metric in metrics:
             bounds = r.get(f"{metric}_ci95")
             if isinstance(r.get(metric), int | float) and isinstance(bounds, list) and len(bounds) == 2:
-                rows.append({"chunker": spec, "metric": metric, "value": float(r[metric]),
-                             "low": float(bounds[0]), "high": float(bounds[1])})
+                rows.append(IntervalRow(spec, metric, float(r[metric]), float(bounds[0]), float(bounds[1])))
     return rows
 
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from core.evaluation.results import BenchReport, ChunkerReport, Metric
+from core.evaluation.verdicts import IntervalRow
 from core.outputs.pageview import Page, PlacedSpan
 from core.schema.chunks import Chunk
 
@@ -118,19 +120,20 @@ def continuity_strip(decisions: Sequence[Any], title: str) -> go.Figure:
     return fig
 
 
-def metric_vs_k(report: dict[str, Any], metric: str, template: str | None = None) -> go.Figure:
+def metric_vs_k(report: BenchReport, metric: Metric, template: str | None = None) -> go.Figure:
     """`template`: a Plotly template by name; None takes the process default (in the app, Streamlit's, whose
     colours are placeholders only its front end fills in: a figure for anywhere else must name one)."""
-    rows = [{"chunker": name, "k": k, metric: r[f"{metric}@{k}"]}
-            for name, r in report["results"].items() for k in report["k"]]
+    rows = [{"chunker": name, "k": k, metric: r.at(metric, k)} for name, r in report.results.items() for k in report.ks]
     fig = px.line(pd.DataFrame(rows), x="k", y=metric, color="chunker", markers=True, template=template)
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=f"{metric}@k")
     return fig
 
 
-def bars(report: dict[str, Any], columns: Mapping[str, Any], title: str, template: str | None = None) -> go.Figure:
-    """`template` as for `metric_vs_k`."""
-    rows = [{"chunker": name, "measure": label, "value": fn(r)} for name, r in report["results"].items()
+def bars(report: BenchReport, columns: Mapping[str, Callable[[ChunkerReport], float | None]], title: str,
+         template: str | None = None) -> go.Figure:
+    """One bar per chunker and column (a column: its label and what it reads of a result); `template` as for
+    `metric_vs_k`."""
+    rows = [{"chunker": name, "measure": label, "value": fn(r)} for name, r in report.results.items()
             for label, fn in columns.items()]
     fig = px.bar(pd.DataFrame(rows), x="chunker", y="value", color="measure", barmode="group", template=template)
     fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 30}, title=title)
@@ -229,20 +232,20 @@ def page_figure(page: Page, placed: Sequence[PlacedSpan], evidence: Sequence[Pla
     return fig
 
 
-def interval_chart(rows: Sequence[Mapping[str, Any]], title: str, template: str | None = None) -> go.Figure:
+def interval_chart(rows: Sequence[IntervalRow], title: str, template: str | None = None) -> go.Figure:
     """Each chunker's figure as a dot with its 95 % interval as a bar (`core.evaluation.verdicts.interval_rows`):
     where two bars overlap a lot, the questions do not tell the chunkers apart. One colour per metric."""
     fig = go.Figure()
-    metrics = list(dict.fromkeys(r["metric"] for r in rows))
-    chunkers = list(dict.fromkeys(r["chunker"] for r in rows))
+    metrics = list(dict.fromkeys(r.metric for r in rows))
+    chunkers = list(dict.fromkeys(r.chunker for r in rows))
     for metric in metrics:
-        mine = [r for r in rows if r["metric"] == metric]
+        mine = [r for r in rows if r.metric == metric]
         fig.add_trace(go.Scatter(
-            x=[r["value"] for r in mine], y=[r["chunker"] for r in mine], mode="markers", name=metric,
+            x=[r.value for r in mine], y=[r.chunker for r in mine], mode="markers", name=metric,
             marker={"size": 9},
-            error_x={"type": "data", "symmetric": False, "array": [r["high"] - r["value"] for r in mine],
-                     "arrayminus": [r["value"] - r["low"] for r in mine], "thickness": 2, "width": 4},
-            customdata=[[r["low"], r["high"]] for r in mine],
+            error_x={"type": "data", "symmetric": False, "array": [r.high - r.value for r in mine],
+                     "arrayminus": [r.value - r.low for r in mine], "thickness": 2, "width": 4},
+            customdata=[[r.low, r.high] for r in mine],
             hovertemplate="%{y}<br>" + metric + " %{x:.3f} [%{customdata[0]:.2f}, %{customdata[1]:.2f}]"
                           "<extra></extra>",
         ))

@@ -1,6 +1,7 @@
 """One self-contained HTML file of a bench report, to show a comparison after the app is closed.
 
-`render_html` turns the dict `python -m core bench` writes (core/evaluation/bench.py), or a list of them, into
+`render_html` turns the dict `python -m core bench` writes (core/evaluation/bench.py, read through
+`core.evaluation.results.BenchReport`), or a list of them, into
 one page: the settings and versions, "What this shows" (sentences generated from the numbers), the tables, and
 the app's Plotly figures (core/outputs/figures.py) as interactive figures with plotly.js embedded once, so the
 file opens offline. Every text that comes from documents, specs or dataset names is escaped. The same input
@@ -16,20 +17,14 @@ from typing import Any
 
 import core
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
+from core.evaluation.results import BenchReport, ChunkerReport, Metric, number_or_none
 from core.evaluation.verdicts import compared_metrics, interval_rows, lower_is_better, pair_matrix
 from core.infra.errors import ChunkLensError
-from core.outputs.report_summary import (
-    Report,
-    check_report,
-    collisions_of,
-    number_or_none,
-    summary_sentences,
-    unread_shares,
-    values_of,
-)
+from core.outputs.report_summary import collisions_of, summary_sentences, unread_shares, view_of
 
-RANK_METRICS = ("hit", "mrr", "ndcg")
-STAGES = ("chunk", "embed", "index", "query", "lexical")
+Report = Mapping[str, Any]  # a bench report as `python -m core bench` writes it (read through `BenchReport`)
+
+RANK_METRICS: tuple[Metric, ...] = ("hit", "mrr", "ndcg")
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 #: the figures' Plotly template: named, so the file looks the same whether made in the app or on the command line
 TEMPLATE = "plotly_white"
@@ -90,20 +85,19 @@ def _cell(value: Any, digits: int = 3) -> str:
     return escape(value)
 
 
-def _retrieval(report: Report) -> str:
-    retrieval = report.get("retrieval")
+def _retrieval(report: BenchReport) -> str:
+    retrieval = report.raw.get("retrieval")
     if retrieval is None or isinstance(retrieval, Mapping):
-        return retrieval_phrase(dict(report))
-    return str(retrieval)
+        return retrieval_phrase(report.to_json())
+    return str(retrieval)  # a report from before retrieval modes said it in words
 
 
 # --- tables ------------------------------------------------------------------------------------------------------
 
-Column = tuple[str, Callable[[Mapping[str, Any]], Any], str]  # header, getter, "max" | "min" | "" (best marked)
+Column = tuple[str, Callable[[ChunkerReport], Any], str]  # header, getter, "max" | "min" | "" (best marked)
 
 
-def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
-    results = report["results"]
+def _table(results: Mapping[str, ChunkerReport], columns: Sequence[Column], caption: str = "") -> str:
     rows = [[get(r) for _, get, _ in columns] for r in results.values()]
     best: list[set[int]] = []
     for j, (_, _, better) in enumerate(columns):
@@ -129,27 +123,22 @@ def _table(report: Report, columns: Sequence[Column], caption: str = "") -> str:
     return "\n".join(out)
 
 
-def _has(report: Report, key: str) -> bool:
-    return any(number_or_none(r.get(key)) is not None for r in report["results"].values())
+def _at(metric: Metric, k: int) -> Callable[[ChunkerReport], float | None]:
+    return lambda r: r.at(metric, k)
 
 
-def _get(key: str) -> Callable[[Mapping[str, Any]], Any]:
-    return lambda r: number_or_none(r.get(key))
+def _rounded(value: float | None) -> int | None:
+    return None if value is None else round(value)
 
 
-def _rounded(value: Any) -> int | None:
-    number = number_or_none(value)
-    return None if number is None else round(number)
-
-
-def _settings_table(report: Report, generated: str | None) -> str:
-    retrieval = report.get("retrieval") if isinstance(report.get("retrieval"), Mapping) else {}
+def _settings_table(report: BenchReport, generated: str | None) -> str:
+    retrieval = report.retrieval
     details = ", ".join(f"{k} {v}" for k, v in retrieval.items() if k not in ("mode", "lexical"))
-    documents = _cell(report.get("n_documents")) + (" (joined into one stream)" if report.get("joined") else "")
-    questions = _cell(report.get("n_questions")) + (" (product-named)" if report.get("qualify_queries") else "")
-    rows = [("ChunkLens", core.__version__), ("dataset", report.get("dataset", "–")),
-            ("documents", None), ("questions", None), ("k", ", ".join(str(k) for k in report["k"])),
-            ("embedder", report.get("embedder", "–")), ("retrieval", _retrieval(report)),
+    documents = _cell(report.n_documents) + (" (joined into one stream)" if report.joined else "")
+    questions = _cell(report.n_questions) + (" (product-named)" if report.qualify_queries else "")
+    rows = [("ChunkLens", core.__version__), ("dataset", report.raw.get("dataset", "–")),
+            ("documents", None), ("questions", None), ("k", ", ".join(str(k) for k in report.ks)),
+            ("embedder", report.raw.get("embedder", "–")), ("retrieval", _retrieval(report)),
             ("retrieval settings", details or "–")]
     if retrieval.get("lexical"):
         rows.append(("lexical index", retrieval["lexical"]))
@@ -162,85 +151,76 @@ def _settings_table(report: Report, generated: str | None) -> str:
     return "<table class='settings'>\n" + "\n".join(cells) + "\n</table>"
 
 
-def _chunker_table(report: Report) -> str:
-    results = report["results"].values()
-    columns: list[Column] = [("config", lambda r: r.get("config"), ""), ("chunks", lambda r: r.get("n_chunks"), ""),
-                             ("children", lambda r: r.get("n_children"), ""),
-                             ("mean tokens", lambda r: _rounded(r.get("mean_chunk_tokens")), "")]
-    if any(r.get("llm") for r in results):
-        columns.append(("CNM backend", lambda r: r.get("llm"), ""))
-    if any(r.get("scorer") for r in results):
-        columns.append(("scorer", lambda r: r.get("scorer"), ""))
-    if _has(report, "boundary_f1"):
-        columns.append(("boundary F1", _get("boundary_f1"), "max"))
-    return _table(report, columns)
+def _chunker_table(report: BenchReport) -> str:
+    results = report.results.values()
+    columns: list[Column] = [("config", lambda r: r.config, ""), ("chunks", lambda r: r.n_chunks, ""),
+                             ("children", lambda r: r.n_children, ""),
+                             ("mean tokens", lambda r: _rounded(r.mean_chunk_tokens), "")]
+    if any(r.llm for r in results):
+        columns.append(("CNM backend", lambda r: r.llm, ""))
+    if any(r.scorer for r in results):
+        columns.append(("scorer", lambda r: r.scorer, ""))
+    if any(r.boundary_f1 is not None for r in results):
+        columns.append(("boundary F1", lambda r: r.boundary_f1, "max"))
+    return _table(report.results, columns)
 
 
-def _rank_table(report: Report) -> str:
-    columns: list[Column] = [(f"{m}@{k}", _get(f"{m}@{k}"), "max") for m in RANK_METRICS for k in report["k"]
-                             if m != "ndcg" or _has(report, f"ndcg@{k}")]
-    return _table(report, columns, "best value of each column in bold")
+def _rank_table(report: BenchReport) -> str:
+    columns: list[Column] = [(f"{m}@{k}", _at(m, k), "max") for m in RANK_METRICS for k in report.ks
+                             if m != "ndcg" or report.has("ndcg", k)]
+    return _table(report.results, columns, "best value of each column in bold")
 
 
-def _span_table(report: Report) -> str:
+def _span_table(report: BenchReport) -> str:
     columns: list[Column] = []
-    for prefix, label, better in (("span_recall", "span recall", "max"), ("span_iou", "span IoU", "max"),
-                                  ("wrong_doc", "wrong_doc", "min")):
-        columns += [(f"{label}@{k}", _get(f"{prefix}@{k}"), better) for k in report["k"]
-                    if _has(report, f"{prefix}@{k}")]
+    metrics: tuple[tuple[Metric, str, str], ...] = (("span_recall", "span recall", "max"),
+                                                     ("span_iou", "span IoU", "max"), ("wrong_doc", "wrong_doc", "min"))
+    for metric, label, better in metrics:
+        columns += [(f"{label}@{k}", _at(metric, k), better) for k in report.ks if report.has(metric, k)]
     if unread_shares(report):
-        columns.append(("unread share", _get("unread_share"), ""))
-    return _table(report, columns, "span metrics: higher is better; wrong_doc: lower is better") if columns else ""
+        columns.append(("unread share", lambda r: r.unread_share, ""))
+    return _table(report.results, columns, "span metrics: higher is better; wrong_doc: lower is better") \
+        if columns else ""
 
 
-def _stages(report: Report) -> list[str]:
-    seen = {s for r in report["results"].values() if isinstance(r.get("seconds"), Mapping) for s in r["seconds"]}
-    return [s for s in STAGES if s in seen] + sorted(seen - set(STAGES))
+def _seconds(stage: str) -> Callable[[ChunkerReport], float | None]:
+    return lambda r: r.seconds.get(stage)
 
 
-def _seconds_of(r: Mapping[str, Any]) -> Mapping[str, Any]:
-    return r["seconds"] if isinstance(r.get("seconds"), Mapping) else {}
-
-
-def _seconds(stage: str) -> Callable[[Mapping[str, Any]], Any]:
-    return lambda r: number_or_none(_seconds_of(r).get(stage))
-
-
-def _cost_table(report: Report) -> str:
-    stages = _stages(report)
+def _cost_table(report: BenchReport) -> str:
+    stages = report.stages()
     if not stages:
         return ""
     columns: list[Column] = [(f"seconds {s}", _seconds(s), "") for s in stages]
-    columns.append(("seconds total",
-                    lambda r: sum(v for v in _seconds_of(r).values() if number_or_none(v) is not None), ""))
-    if any(r.get("llm_calls") for r in report["results"].values()):
-        columns.append(("LLM calls", lambda r: r.get("llm_calls"), ""))
-    return _table(report, columns, "cached stages take next to no time")
+    columns.append(("seconds total", lambda r: sum(r.seconds.values()), ""))
+    if any(r.llm_calls for r in report.results.values()):
+        columns.append(("LLM calls", lambda r: r.llm_calls, ""))
+    return _table(report.results, columns, "cached stages take next to no time")
 
 
-def _interval_table(report: Report) -> str:
+def _interval_table(report: BenchReport) -> str:
     """The headline metrics as "0.540 [0.40, 0.68]": each figure with its 95 % bootstrap interval."""
-    metrics = compared_metrics(report)
+    metrics = compared_metrics(report.to_json())
     if not metrics:
         return ""
-    columns: list[Column] = [(m, (lambda r, m=m: metric_cell(r, m)), "") for m in metrics]
-    return _table(report, columns, "each figure with its 95 % interval (bootstrap over the questions)")
+    columns: list[Column] = [(m, (lambda r, m=m: metric_cell(r.to_json(), m)), "") for m in metrics]
+    return _table(report.results, columns, "each figure with its 95 % interval (bootstrap over the questions)")
 
 
-def _pair_list(report: Report) -> str:
-    lines = pair_lines(report)
+def _pair_list(report: BenchReport) -> str:
+    lines = pair_lines(report.to_json())
     if not lines:
         return ""
     items = "".join(f"<li>{escape(line.replace('`', ''))}</li>" for line in lines[1:])
     return f"<p>{escape(lines[0])}</p><ul class='pairs'>{items}</ul>"
 
 
-def _answer_table(report: Report) -> str:
-    if not _has(report, "answer_f1"):
+def _answer_table(report: BenchReport) -> str:
+    if not any(r.answer_f1 is not None for r in report.results.values()):
         return ""
-    return _table(report, [("answer token F1", _get("answer_f1"), "max"),
-                           ("answer ROUGE-L", _get("answer_rouge_l"), "max"),
-                           ("answers scored", lambda r: r.get("answers_scored"), "")])
+    return _table(report.results, [("answer token F1", lambda r: r.answer_f1, "max"),
+                                   ("answer ROUGE-L", lambda r: r.answer_rouge_l, "max"),
+                                   ("answers scored", lambda r: r.answers_scored, "")])
 
 
 # --- figures -----------------------------------------------------------------------------------------------------
@@ -261,60 +241,58 @@ class Figures:
         return f"<div class='figure'>{body}</div>"
 
 
-def _figure_view(report: Report) -> dict[str, Any]:
-    """The report with every chunker spec escaped for Plotly's labels (the numbers untouched)."""
-    return {**report, "results": {plotly_label(spec): r for spec, r in report["results"].items()}}
+def _figure_view(report: BenchReport) -> BenchReport:
+    """The report with every chunker spec, in its results and its paired comparisons, escaped for Plotly's labels
+    (the numbers untouched)."""
+    raw = report.to_json()
+    pairs = [{**p, "a": plotly_label(p["a"]), "b": plotly_label(p["b"])} for p in raw.get("pairs") or []]
+    return BenchReport({**raw, "results": {plotly_label(spec): r.raw for spec, r in report.results.items()},
+                        "pairs": pairs})
 
 
-def _pairs_view(report: Report) -> dict[str, Any]:
-    """`_figure_view` for the paired comparisons: their chunker names escaped the same way."""
-    pairs = [{**p, "a": plotly_label(p["a"]), "b": plotly_label(p["b"])} for p in report.get("pairs") or []]
-    return {**_figure_view(report), "pairs": pairs}
-
-
-def _figures(report: Report, draw: Figures) -> dict[str, str]:
+def _figures(report: BenchReport, draw: Figures) -> dict[str, str]:
     from core.outputs import figures
 
     view = _figure_view(report)
-    ks = report["k"]
+    ks = report.ks
     kmax = max(ks)
     out = {"rank": "".join(draw(figures.metric_vs_k(view, m, TEMPLATE)) for m in RANK_METRICS
-                           if all(values_of(report, f"{m}@{k}") for k in ks))}
-    if values_of(report, f"span_iou@{kmax}") and values_of(report, f"span_recall@{kmax}"):
-        out["span"] = draw(figures.bars(view, {f"span IoU@{kmax}": _get(f"span_iou@{kmax}"),
-                                               f"span recall@{kmax}": _get(f"span_recall@{kmax}")}, "Span metrics",
+                           if all(report.values(m, k) for k in ks))}
+    if report.values("span_iou", kmax) and report.values("span_recall", kmax):
+        out["span"] = draw(figures.bars(view, {f"span IoU@{kmax}": _at("span_iou", kmax),
+                                               f"span recall@{kmax}": _at("span_recall", kmax)}, "Span metrics",
                                          TEMPLATE))
     chunkers, docs, matrix = collisions_of(report)
     if chunkers and docs:
         out["heatmap"] = draw(figures.collision_heatmap(chunkers, docs, matrix))  # it escapes the names
-    wrong = [k for k in ks if values_of(report, f"wrong_doc@{k}")]
+    wrong = [k for k in ks if report.values("wrong_doc", k)]
     if wrong:
-        out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _get(f"wrong_doc@{k}") for k in wrong},
+        out["wrong_doc"] = draw(figures.bars(view, {f"wrong_doc@{k}": _at("wrong_doc", k) for k in wrong},
                                              "Collisions: share of the top k from a document without the answer",
                                              TEMPLATE))
-    metrics = compared_metrics(report)
-    shown = interval_rows(view, [m for m in metrics if not lower_is_better(m)])
+    metrics = compared_metrics(report.to_json())
+    shown = interval_rows(view.to_json(), [m for m in metrics if not lower_is_better(m)])
     if shown:
         out["intervals"] = draw(figures.interval_chart(shown, "Headline metrics with their 95 % intervals",
                                                        TEMPLATE))
-    matrix = pair_matrix(_pairs_view(report), metrics[0]) if metrics else None
+    matrix = pair_matrix(view.to_json(), metrics[0]) if metrics else None
     if matrix is not None:
         out["pairs"] = draw(figures.pair_matrix(matrix, TEMPLATE))
-    stages = [s for s in _stages(report) if s != "lexical"]
+    stages = [s for s in report.stages() if s != "lexical"]
     if stages:
-        out["seconds"] = draw(figures.bars(view, {s: (lambda r, s=s: _seconds(s)(r) or 0.0) for s in stages},
+        out["seconds"] = draw(figures.bars(view, {s: (lambda r, s=s: r.seconds.get(s) or 0.0) for s in stages},
                                            "Seconds per stage", TEMPLATE))
     return out
 
 
 # --- the page ----------------------------------------------------------------------------------------------------
 
-def _section(report: Report, index: int, draw: Figures, generated: str | None, heading: bool) -> str:
+def _section(report: BenchReport, index: int, draw: Figures, generated: str | None, heading: bool) -> str:
     figs = _figures(report, draw)
     paragraph = " ".join(summary_sentences(report))
     parts = [f"<section class='report' id='report-{index}'>"]
     if heading:
-        parts.append(f"<h2>{escape(report.get('dataset', f'report {index}'))}</h2>")
+        parts.append(f"<h2>{escape(report.raw.get('dataset', f'report {index}'))}</h2>")
     parts += [f"<section class='summary' id='summary-{index}'><h3>What this shows</h3><p>{escape(paragraph)}</p>"
               "</section>",
               "<h3>Settings and versions</h3>", _settings_table(report, generated),
@@ -340,15 +318,15 @@ def _section(report: Report, index: int, draw: Figures, generated: str | None, h
     return "\n".join(p for p in parts if p)
 
 
-def render_html(reports: Report | Sequence[Report], title: str | None = None, generated: str | None = None) -> str:
+def render_html(reports: Report | BenchReport | Sequence[Report | BenchReport], title: str | None = None,
+                generated: str | None = None) -> str:
     """The whole HTML file of one bench report or a list of them (one section each). `generated` (say a date) is
     shown only when given, so the same input gives the same file."""
-    items = [reports] if isinstance(reports, Mapping) else list(reports)
-    if not items:
+    given = [reports] if isinstance(reports, Mapping | BenchReport) else list(reports)
+    if not given:
         raise ChunkLensError("not a bench report (an empty list)")
-    for i, r in enumerate(items):
-        check_report(r, "report" if len(items) == 1 else f"report {i + 1}")
-    datasets = ", ".join(str(r.get("dataset", "?")) for r in items)
+    items = [view_of(r, "report" if len(given) == 1 else f"report {i + 1}") for i, r in enumerate(given)]
+    datasets = ", ".join(str(r.raw.get("dataset", "?")) for r in items)
     title = title or f"ChunkLens comparison: {datasets}"
     draw = Figures()
     sections = [_section(r, i + 1, draw, generated, len(items) > 1) for i, r in enumerate(items)]
@@ -376,11 +354,11 @@ def page_html(title: str, what: str, sections: Sequence[str], source: str, gener
         "</main>", "</body>", "</html>", ""])
 
 
-def rows_table(rows: Mapping[str, Mapping[str, Any]], columns: Sequence[tuple[str, str, str | None]],
+def rows_table(rows: Mapping[str, Any], columns: Sequence[tuple[str, Callable[[Any], Any], str]],
                caption: str = "") -> str:
-    """A table of one row per chunker from plain dicts: columns are (header, key, "max" / "min" / None: which
-    value is best and set in bold)."""
-    return _table({"results": rows}, [(header, _get(key), better) for header, key, better in columns], caption)
+    """A table of one row per chunker (its name, then the row): columns are (header, getter of a row's value,
+    "max" / "min" / "": which value is best and set in bold)."""
+    return _table(rows, list(columns), caption)
 
 
 def settings_table(settings: Mapping[str, Any]) -> str:

@@ -7,10 +7,13 @@ made from the same values the page shows, so the file and the screen agree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import core
+from core.evaluation.relevance import QuestionScore
+from core.evaluation.results import Metric, RunSummary
 from core.outputs import figures
 from core.outputs.report_html import (
     Figures,
@@ -23,10 +26,12 @@ from core.outputs.report_html import (
 from core.outputs.report_summary import UNREAD_NOTABLE
 from core.schema.documents import Document, documents_by_id
 
-#: Chunk & compare's summary columns, as the page names them: (header, key, which value is best)
-CHUNK_COLUMNS = (("chunks", "chunks", None), ("children", "children", None), ("mean tokens", "mean tokens", None),
-                 ("unread by embedder", "unread by embedder", "min"), ("seconds", "seconds", "min"),
-                 ("LLM calls", "LLM calls", None))
+#: Chunk & compare's summary columns, as the page names them: (header, what it reads of a `RunSummary`, which
+#: value is best)
+CHUNK_COLUMNS: tuple[tuple[str, Callable[[RunSummary], Any], str], ...] = (
+    ("chunks", lambda r: r.chunks, ""), ("children", lambda r: r.children, ""),
+    ("mean tokens", lambda r: r.mean_tokens, ""), ("unread by embedder", lambda r: r.unread, "min"),
+    ("seconds", lambda r: r.seconds, "min"), ("LLM calls", lambda r: r.llm_calls, ""))
 HIT_EXCERPT = 400
 
 
@@ -53,19 +58,19 @@ def _list(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else (names[0] if names else "")
 
 
-def chunking_sentences(rows: Mapping[str, Mapping[str, Any]], documents: Sequence[Document]) -> list[str]:
+def chunking_sentences(rows: Mapping[str, RunSummary], documents: Sequence[Document]) -> list[str]:
     """What the chunker summary says, from its numbers."""
     chars = sum(len(d.text) for d in documents)
     out = [f"{len(rows)} chunker{'s' if len(rows) != 1 else ''} cut {len(documents)} document"
            f"{'s' if len(documents) != 1 else ''} ({chars:,} characters)."]
     if len(rows) > 1:
-        counts = sorted(rows, key=lambda s: rows[s]["chunks"])
-        sizes = sorted(rows, key=lambda s: rows[s]["mean tokens"])
-        out.append(f"The fewest chunks come from {counts[0]} ({rows[counts[0]]['chunks']:,}), the most from "
-                   f"{counts[-1]} ({rows[counts[-1]]['chunks']:,}); mean sizes run from "
-                   f"{rows[sizes[0]]['mean tokens']:g} tokens ({sizes[0]}) to {rows[sizes[-1]]['mean tokens']:g} "
+        counts = sorted(rows, key=lambda s: rows[s].chunks)
+        sizes = sorted(rows, key=lambda s: rows[s].mean_tokens)
+        out.append(f"The fewest chunks come from {counts[0]} ({rows[counts[0]].chunks:,}), the most from "
+                   f"{counts[-1]} ({rows[counts[-1]].chunks:,}); mean sizes run from "
+                   f"{rows[sizes[0]].mean_tokens:g} tokens ({sizes[0]}) to {rows[sizes[-1]].mean_tokens:g} "
                    f"({sizes[-1]}).")
-    unread = {s: r["unread by embedder"] for s, r in rows.items() if r.get("unread by embedder") is not None}
+    unread = {s: r.unread for s, r in rows.items()}
     notable = sorted((s for s, v in unread.items() if v >= UNREAD_NOTABLE), key=lambda s: -unread[s])
     if notable:
         out.append("The embedder never reads " + _list([f"{unread[s]:.0%} of {s}'s text" for s in notable])
@@ -74,13 +79,13 @@ def chunking_sentences(rows: Mapping[str, Mapping[str, Any]], documents: Sequenc
     elif unread:
         out.append(f"Every chunker's chunks fit the embedder's input limit (at most {max(unread.values()):.0%} "
                    "unread).")
-    calls = {s: r["LLM calls"] for s, r in rows.items() if r.get("LLM calls")}
+    calls = {s: r.llm_calls for s, r in rows.items() if r.llm_calls}
     if calls:
         out.append(_list([f"{s} asked the LLM {n:,} times" for s, n in calls.items()]) + ".")
     return out
 
 
-def chunking_report_html(rows: Mapping[str, Mapping[str, Any]], documents: Sequence[Document],
+def chunking_report_html(rows: Mapping[str, RunSummary], documents: Sequence[Document],
                          settings: Mapping[str, Any], shown: Mapping[str, Sequence[Any]], doc_id: str,
                          generated: str | None = None) -> str:
     """Chunk & compare as a file: the summary table, settings and versions, and the boundary timeline and size
@@ -98,37 +103,50 @@ def chunking_report_html(rows: Mapping[str, Mapping[str, Any]], documents: Seque
                      body, "the Chunk &amp; compare page", generated)
 
 
-def hit_rows(answers: Mapping[str, Any], documents: Sequence[Document]) -> dict[str, list[dict[str, Any]]]:
-    """Each chunker's hits as rows (rank, score, document, characters, pages, relevant, start of the text), from
-    `core.workbench.QueryResult`s."""
+@dataclass(frozen=True)
+class HitRow:
+    """One hit of the Query report: its rank and score, where it lies, whether it holds the answer (None: the
+    question has no gold), and the start of its text."""
+
+    rank: int
+    score: float
+    document: str
+    characters: str
+    pages: str
+    relevant: bool | None
+    text: str
+
+
+def hit_rows(answers: Mapping[str, Any], documents: Sequence[Document]) -> dict[str, list[HitRow]]:
+    """Each chunker's hits as rows, from `core.workbench.QueryResult`s."""
     by_id = documents_by_id(documents)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[HitRow]] = {}
     for spec, a in answers.items():
         rows = []
         for h in a.hits:
             c = h.chunk
             doc = by_id.get(c.doc_id)
-            rows.append({"rank": h.rank, "score": h.score, "document": c.doc_id, "characters": f"{c.start}–{c.end}",
-                         "pages": doc.page_label(c.start, c.end) if doc else "",
-                         "relevant": a.score.relevant[h.rank - 1] if a.score else None,
-                         "text": " ".join(c.text.split())[:HIT_EXCERPT]})
+            rows.append(HitRow(h.rank, h.score, c.doc_id, f"{c.start}–{c.end}",
+                               doc.page_label(c.start, c.end) if doc else "",
+                               a.score.relevant[h.rank - 1] if a.score else None,
+                               " ".join(c.text.split())[:HIT_EXCERPT]))
         out[spec] = rows
     return out
 
 
-def query_sentences(question: str, hits: Mapping[str, Sequence[Mapping[str, Any]]],
-                    metrics: Mapping[str, Mapping[str, float]], k: int) -> list[str]:
+def query_sentences(question: str, hits: Mapping[str, Sequence[HitRow]],
+                    metrics: Mapping[str, QuestionScore], k: int) -> list[str]:
     """What one question's hits and metrics say, from the numbers."""
     out = [f"{len(hits)} chunkers were asked \u201c{question}\u201d and each returned its top {k}."]
-    judged = [s for s, rows in hits.items() if rows and rows[0]["relevant"] is not None]
+    judged = [s for s, rows in hits.items() if rows and rows[0].relevant is not None]
     if judged:
-        first = [s for s in judged if hits[s][0]["relevant"]]
-        none = [s for s in judged if not any(r["relevant"] for r in hits[s])]
+        first = [s for s in judged if hits[s][0].relevant]
+        none = [s for s in judged if not any(r.relevant for r in hits[s])]
         out.append(f"{len(first)} of {len(judged)} put a relevant chunk first"
                    + (f" ({_list(first)})" if first and len(first) < len(judged) else "") + ".")
         if none:
             out.append(f"No relevant chunk in the top {k}: {_list(none)}.")
-        mrr = {s: m.get(f"mrr@{k}") for s, m in metrics.items() if m.get(f"mrr@{k}") is not None}
+        mrr = {s: v for s, m in metrics.items() if (v := m.at("mrr", k)) is not None}
         if len(mrr) > 1 and len(set(mrr.values())) > 1:
             best = max(mrr.values())
             out.append(f"Best MRR@{k}: {best:.2f} ({_list([s for s, v in mrr.items() if v == best])}).")
@@ -137,7 +155,7 @@ def query_sentences(question: str, hits: Mapping[str, Sequence[Mapping[str, Any]
     tops: dict[str, list[str]] = {}
     for s, rows in hits.items():
         if rows:
-            tops.setdefault(rows[0]["document"], []).append(s)
+            tops.setdefault(rows[0].document, []).append(s)
     if len(tops) > 1:
         out.append("The first hits come from " + _list([f"{d} ({len(v)})" for d, v in tops.items()]) + ".")
     elif tops:
@@ -150,15 +168,16 @@ def query_report_html(question: str, answers: Mapping[str, Any], documents: Sequ
     """Query as a file: the question, each chunker's metrics (when it has gold) and hits with their pages, the
     where-from grid, settings and versions."""
     hits = hit_rows(answers, documents)
-    metrics = {s: dict(a.score.values) for s, a in answers.items() if a.score}
+    metrics = {s: a.score for s, a in answers.items() if a.score}
     body = [f"<p><strong>Question:</strong> {escape(question)}</p>",
             _summary(query_sentences(question, hits, metrics, k)), "<h3>Settings and versions</h3>",
             settings_table(settings)]
     if metrics:
-        keys = [m for m in (f"hit@{k}", f"mrr@{k}", f"ndcg@{k}", f"wrong_doc@{k}") if
-                any(m in v for v in metrics.values())]
+        shown: tuple[Metric, ...] = ("hit", "mrr", "ndcg", "wrong_doc")
+        names = [m for m in shown if any(v.at(m, k) is not None for v in metrics.values())]
         body += ["<h3>This question's metrics</h3>",
-                 rows_table(metrics, [(m, m, "min" if m.startswith("wrong") else "max") for m in keys])]
+                 rows_table(metrics, [(f"{m}@{k}", (lambda v, m=m: v.at(m, k)), "min" if m == "wrong_doc" else "max")
+                                      for m in names])]
     body += ["<h3>Where each chunker's hits come from</h3>", Figures()(grid_figure), "<h3>Hits</h3>"]
     for spec, rows in hits.items():
         error = answers[spec].error
@@ -167,10 +186,10 @@ def query_report_html(question: str, answers: Mapping[str, Any], documents: Sequ
             body.append(f"<p class='note'>{escape(error)}</p>")
             continue
         cells = "".join(
-            f"<tr><td>{r['rank']}</td><td>{r['score']:.3g}</td><td class='text'>{escape(r['document'])}</td>"
-            f"<td class='text'>{escape(r['characters'])}</td><td class='text'>{escape(r['pages'])}</td>"
-            f"<td class='text'>{'' if r['relevant'] is None else 'yes' if r['relevant'] else 'no'}</td>"
-            f"<td class='text'>{escape(r['text'])}</td></tr>" for r in rows)
+            f"<tr><td>{r.rank}</td><td>{r.score:.3g}</td><td class='text'>{escape(r.document)}</td>"
+            f"<td class='text'>{escape(r.characters)}</td><td class='text'>{escape(r.pages)}</td>"
+            f"<td class='text'>{'' if r.relevant is None else 'yes' if r.relevant else 'no'}</td>"
+            f"<td class='text'>{escape(r.text)}</td></tr>" for r in rows)
         body.append("<table><thead><tr><th>rank</th><th>score</th><th class='text'>document</th>"
                     "<th class='text'>characters</th><th class='text'>pages</th><th class='text'>relevant</th>"
                     f"<th class='text'>text</th></tr></thead><tbody>{cells}</tbody></table>")

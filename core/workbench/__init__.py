@@ -7,6 +7,7 @@ Failures are per chunker: one chunker that cannot run (an LLM server that is dow
 message while every other chunker's results are kept.
 """
 
+from core.evaluation.results import RunSummary
 from core.workbench.corpus import Corpus, folder_documents, make_corpus, sample_folder
 from core.workbench.demo import DemoSummary, embed_sample_set, guided_demo
 from core.workbench.queries import (
@@ -30,6 +31,7 @@ from core.workbench.runs import (
     check_spec_count,
     restore_runs,
     run_chunkers,
+    run_summaries,
     unread_part,
     unread_parts,
     unread_share_of,
@@ -56,8 +58,9 @@ from core.workbench.tags import (
 
 __all__ = ["ChunkerResult", "Corpus", "DEFAULT_SPECS", "DemoSummary", "GeneratedAnswer", "MAX_SPECS_SHARED",
     "MAX_TAGS_BYTES", "MIN_JUDGED_FOR_INTERVALS", "MORE_SPECS", "QueryResult", "RESULTS_DIR", "RunQuery",
-    "UnreadPart", "answer_each", "apply_cnm_edits", "ask_all", "benchmark", "check_spec_count", "embed_sample_set",
-    "evaluate_result", "folder_documents", "generate_library_set", "generated_set_trust", "gold_overlap",
-    "gold_tags", "guided_demo", "judged_benchmark", "judged_only", "make_corpus", "pool_depths", "replay_cnm_edits",
-    "rescore", "restore_runs", "retriever_for", "run_chunkers", "run_query", "sample_folder", "tag_accuracy",
-    "tag_file_edits", "unread_part", "unread_parts", "unread_share_of", "words_only_unread"]
+    "RunSummary", "UnreadPart", "answer_each", "apply_cnm_edits", "ask_all", "benchmark", "check_spec_count",
+    "embed_sample_set", "evaluate_result", "folder_documents", "generate_library_set", "generated_set_trust",
+    "gold_overlap", "gold_tags", "guided_demo", "judged_benchmark", "judged_only", "make_corpus", "pool_depths",
+    "replay_cnm_edits", "rescore", "restore_runs", "retriever_for", "run_chunkers", "run_query", "run_summaries",
+    "sample_folder", "tag_accuracy", "tag_file_edits", "unread_part", "unread_parts", "unread_share_of",
+    "words_only_unread"]

@@ -8,13 +8,14 @@ import contextvars
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.chunkers.registry import make_chunker
 from core.evaluation.relevance import RelevanceCounter
+from core.evaluation.results import RunSummary
 from core.infra.errors import ChunkLensError, ConfigError
 from core.methods.chop.cnm import cnm_backend_of
 from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
@@ -115,6 +116,20 @@ def unread_share_of(services: Services, result: ChunkerResult) -> float:
     if result.unread is None or result.unread[0] != key:
         result.unread = (key, unread_share(services.embedder, [c.embed_text for c in result.run.chunks]))
     return result.unread[1]
+
+
+def run_summaries(services: Services, results: Mapping[str, ChunkerResult]) -> dict[str, RunSummary]:
+    """The summary line of every run that succeeded, by spec."""
+    out = {}
+    for spec, r in results.items():
+        if r.ok:
+            assert r.run is not None and r.indexed is not None
+            parents = r.run.parents()
+            out[spec] = RunSummary(spec, len(parents), len(r.run.children()),
+                                   round(sum(c.token_count for c in parents) / max(1, len(parents)), 1),
+                                   round(unread_share_of(services, r), 3), round(r.seconds, 2),
+                                   r.run.from_cache and r.indexed.reused, r.llm_calls)
+    return out
 
 
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],

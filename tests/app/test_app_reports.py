@@ -10,6 +10,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.evaluation.results import RunSummary
 from core.infra.workspace import Workspace
 from core.ingest.library import Library
 from core.outputs.figures import collision_grid
@@ -58,9 +59,8 @@ def test_chunk_page_has_the_page_view_and_a_report_of_what_it_shows(pdf_app):
     assert "Download report" in _download_labels(at)
     results = at.session_state["runs"]["results"]
     docs = lib.documents()
-    rows = {s: {"chunks": len(r.run.parents()), "children": len(r.run.children()), "mean tokens": 400.0,
-                "unread by embedder": 0.5 if s == "naive-500t" else 0.0, "seconds": 1.0, "LLM calls": 0}
-            for s, r in results.items()}
+    rows = {s: RunSummary(s, len(r.run.parents()), len(r.run.children()), 400.0, 0.5 if s == "naive-500t" else 0.0,
+                          1.0, False, 0) for s, r in results.items()}
     page = chunking_report_html(rows, docs, _settings(lib, results),
                                 {s: r.run.parents() for s, r in results.items()}, docs[0].doc_id)
     assert page.startswith("<!DOCTYPE html>") and "What this shows" in page

@@ -15,9 +15,10 @@ import pytest
 
 import core
 from core.evaluation.report import retrieval_phrase
+from core.evaluation.results import check_report
 from core.infra.errors import ChunkLensError
 from core.outputs.report_html import render_html
-from core.outputs.report_summary import check_report, summary_sentences
+from core.outputs.report_summary import summary_sentences
 from tests.support.data import ROOT
 
 DEMO = ROOT / "docs" / "results" / "demo_reranked.json"
@@ -236,7 +237,9 @@ def test_a_damaged_report_still_renders_what_it_can(report):
     damaged["results"]["cosine"]["seconds"] = "soon"
     damaged["results"]["recursive"]["n_chunks"] = "<b>many</b>"
     page = render_html(damaged)
-    assert HEATMAP_TITLE not in page and "&lt;b&gt;many&lt;/b&gt;" in page and "<b>many" not in page
+    assert HEATMAP_TITLE not in page and "<b>many" not in page and "&lt;b&gt;many" not in page
+    # a count that is not a number reads as unknown (core.evaluation.results), and its row still renders
+    assert "<code>recursive</code></td><td class='text'>recursive:theta=200</td><td>–</td>" in page
     assert "<th>retrieval</th><td>dense</td>" in page
 
 

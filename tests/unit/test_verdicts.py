@@ -105,7 +105,7 @@ def test_the_closest_gap_says_how_many_questions_would_settle_it():
 def test_the_interval_chart_draws_every_interval_around_its_figure():
     report = three_chunkers()
     rows = interval_rows(report, ["hit@1", "hit@10"])
-    assert len(rows) == 6 and all(r["low"] <= r["value"] <= r["high"] for r in rows)
+    assert len(rows) == 6 and all(r.low <= r.value <= r.high for r in rows)
     fig = figures.interval_chart(rows, "t")
     assert [t.name for t in fig.data] == ["hit@1", "hit@10"]
     for trace in fig.data:
