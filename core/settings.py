@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from core.infra.workspace import default_root
+from core.store.choices import Fusion, RerankerName, RetrievalMode
 from core.store.embeddings import BUNDLED_MINILM_FP32
 
 SETTINGS_FILE = "settings.json"
@@ -51,13 +52,13 @@ class Settings(BaseModel):
     top_k: int = Field(default=5, ge=1, le=50)
     # how every chunker of a comparison is searched (core.store.retrieval.RetrievalSettings). The defaults are the best
     # mean MRR@10 over five sets and five chunkers (`python -m bench.retrieval`, docs/RETRIEVAL.md)
-    retrieval: Literal["dense", "bm25", "hybrid"] = "hybrid"
-    fusion: Literal["rrf", "weighted"] = "rrf"
+    retrieval: RetrievalMode = "hybrid"
+    fusion: Fusion = "rrf"
     lexical_weight: float = Field(default=0.9, ge=0.0, le=1.0)
     # a second stage re-ordering each search's top `rerank_depth` (core.store.rerank): "maxsim" reads each chunk's
     # sentences with the embedder; "model" is the operator's `rerank_model`. maxsim at its default weight is the
     # default: it lifted hit@1 on every set we have and lost no set's hit@10 (`python -m bench.rerank`)
-    rerank: Literal["none", "maxsim", "model"] = "maxsim"
+    rerank: RerankerName = "maxsim"
     rerank_depth: int = Field(default=20, ge=1, le=200)
     rerank_weight: float | None = Field(default=None, ge=0.0, le=1.0)  # None: the reranker's own default weight
     rerank_model: str = ""  # a sentence-transformers CrossEncoder folder, or the http(s) URL of a /rerank server

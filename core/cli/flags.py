@@ -65,6 +65,8 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from core.store.choices import RERANKERS
+
     parser = argparse.ArgumentParser(prog="python -m core", description="ChunkLens: chunk, index, retrieve, score.")
     sub = parser.add_subparsers(dest="command", required=True)
     bench = sub.add_parser("bench", help="evaluate chunkers on qa-spans v1 folders")
@@ -92,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="hybrid: reciprocal-rank fusion (default) or a weighted sum of min-max scores")
     bench.add_argument("--lexical-weight", default=None, metavar="W",
                        help="hybrid: the lexical side's weight, 0 to 1 (default 0.9, see docs/RETRIEVAL.md)")
-    bench.add_argument("--rerank", default=None, choices=["none", "maxsim", "model"],
+    bench.add_argument("--rerank", default=None, choices=RERANKERS,
                        help="re-order each search's top hits: maxsim (each chunk's best sentence, with the embedder) "
                             "or model (--rerank-model); default: the app's")
     bench.add_argument("--rerank-depth", type=int, default=None, metavar="N",

@@ -33,7 +33,6 @@ from core.schema.chunks import Chunk
 from core.schema.hits import Hit
 from core.store.embeddings import Embedder
 
-RERANKERS = ("none", "maxsim", "model")
 #: each reranker's weight in `rerank_order` when a setting names none. maxsim's is the weight `python -m bench.rerank`
 #: chose over every set we have (docs/RETRIEVAL.md); a model's order is taken alone, as cross-encoders are used.
 DEFAULT_WEIGHTS = {"none": 1.0, "maxsim": 0.4, "model": 1.0}

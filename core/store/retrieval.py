@@ -26,17 +26,15 @@ import numpy as np
 from core.infra.errors import ConfigError
 from core.schema.chunks import Chunk, RetrievalPolicy
 from core.schema.hits import Answer, Hit
+from core.store.choices import FUSIONS, MODES, RERANKERS, Fusion, RerankerName, RetrievalMode
 from core.store.embeddings import Embedder
 from core.store.explain import Explainer
 from core.store.hits import ParentMerge, Units
 from core.store.index import VectorStore
 from core.store.lexical import TOKENIZER_VERSION, LexicalIndex
 from core.store.policy_search import PolicySearch
-from core.store.rerank import DEFAULT_WEIGHTS, RERANKERS, Reranker, reranked
+from core.store.rerank import DEFAULT_WEIGHTS, Reranker, reranked
 from core.store.searches import BaseSearch, DenseSearch, FusedSearch, LexicalSearch, Probe
-
-MODES = ("dense", "bm25", "hybrid")
-FUSIONS = ("rrf", "weighted")
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,12 @@ class RetrievalSettings:
     command line's defaults (hybrid, RRF, lexical weight 0.9) live in `core.settings.Settings`, chosen by
     measurement across the shared sets (docs/RETRIEVAL.md)."""
 
-    mode: str = "dense"
-    fusion: str = "rrf"
+    mode: RetrievalMode = "dense"
+    fusion: Fusion = "rrf"
     lexical_weight: float = 0.9
     rrf_k: int = 60
     pool: int = 100  # candidates taken from each side before fusing or boosting (at least 10 * k)
-    rerank: str = "none"  # "none" | "maxsim" | "model" (core.store.rerank)
+    rerank: RerankerName = "none"  # core.store.rerank
     rerank_depth: int = 20  # how many first-stage hits the reranker re-orders
     # the reranker's weight in the fusion with the first-stage rank (1: its order alone); None: DEFAULT_WEIGHTS's
     rerank_weight: float | None = None
