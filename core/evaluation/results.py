@@ -14,7 +14,7 @@ reads as None (a number that is not finite, or of the wrong type, too).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -197,6 +197,22 @@ class BenchReport:
         say (reports from before retrieval modes, or a hand-written one, searched dense)."""
         retrieval = self.raw.get("retrieval")
         return retrieval if isinstance(retrieval, Mapping) else {}
+
+    @property
+    def retrieval_in_words(self) -> str | None:
+        """How a report from before retrieval modes said its search ("dense"); None for a newer report."""
+        retrieval = self.raw.get("retrieval")
+        return None if retrieval is None or isinstance(retrieval, Mapping) else str(retrieval)
+
+    def labelled(self, label: Callable[[str], str]) -> BenchReport:
+        """The same report with every chunker spec, in its results and its paired comparisons, passed through
+        `label` (the numbers untouched): for a renderer that must escape the names."""
+        raw = dict(self.raw)
+        raw["results"] = {label(spec): r.raw for spec, r in self.results.items()}
+        pairs = raw.get("pairs")
+        if isinstance(pairs, list):
+            raw["pairs"] = [{**p, "a": label(p["a"]), "b": label(p["b"])} for p in pairs]
+        return BenchReport(raw)
 
     def stages(self) -> list[str]:
         """The stages any chunker was timed on, in run order (others after, sorted)."""

@@ -86,10 +86,7 @@ def _cell(value: Any, digits: int = 3) -> str:
 
 
 def _retrieval(report: BenchReport) -> str:
-    retrieval = report.raw.get("retrieval")
-    if retrieval is None or isinstance(retrieval, Mapping):
-        return retrieval_phrase(report.to_json())
-    return str(retrieval)  # a report from before retrieval modes said it in words
+    return report.retrieval_in_words or retrieval_phrase(report.to_json())
 
 
 # --- tables ------------------------------------------------------------------------------------------------------
@@ -136,9 +133,9 @@ def _settings_table(report: BenchReport, generated: str | None) -> str:
     details = ", ".join(f"{k} {v}" for k, v in retrieval.items() if k not in ("mode", "lexical"))
     documents = _cell(report.n_documents) + (" (joined into one stream)" if report.joined else "")
     questions = _cell(report.n_questions) + (" (product-named)" if report.qualify_queries else "")
-    rows = [("ChunkLens", core.__version__), ("dataset", report.raw.get("dataset", "–")),
+    rows = [("ChunkLens", core.__version__), ("dataset", report.dataset or "–"),
             ("documents", None), ("questions", None), ("k", ", ".join(str(k) for k in report.ks)),
-            ("embedder", report.raw.get("embedder", "–")), ("retrieval", _retrieval(report)),
+            ("embedder", report.embedder or "–"), ("retrieval", _retrieval(report)),
             ("retrieval settings", details or "–")]
     if retrieval.get("lexical"):
         rows.append(("lexical index", retrieval["lexical"]))
@@ -242,12 +239,8 @@ class Figures:
 
 
 def _figure_view(report: BenchReport) -> BenchReport:
-    """The report with every chunker spec, in its results and its paired comparisons, escaped for Plotly's labels
-    (the numbers untouched)."""
-    raw = report.to_json()
-    pairs = [{**p, "a": plotly_label(p["a"]), "b": plotly_label(p["b"])} for p in raw.get("pairs") or []]
-    return BenchReport({**raw, "results": {plotly_label(spec): r.raw for spec, r in report.results.items()},
-                        "pairs": pairs})
+    """The report with every chunker spec escaped for Plotly's labels (the numbers untouched)."""
+    return report.labelled(plotly_label)
 
 
 def _figures(report: BenchReport, draw: Figures) -> dict[str, str]:
@@ -292,7 +285,7 @@ def _section(report: BenchReport, index: int, draw: Figures, generated: str | No
     paragraph = " ".join(summary_sentences(report))
     parts = [f"<section class='report' id='report-{index}'>"]
     if heading:
-        parts.append(f"<h2>{escape(report.raw.get('dataset', f'report {index}'))}</h2>")
+        parts.append(f"<h2>{escape(report.dataset or f'report {index}')}</h2>")
     parts += [f"<section class='summary' id='summary-{index}'><h3>What this shows</h3><p>{escape(paragraph)}</p>"
               "</section>",
               "<h3>Settings and versions</h3>", _settings_table(report, generated),
@@ -326,7 +319,7 @@ def render_html(reports: Report | BenchReport | Sequence[Report | BenchReport], 
     if not given:
         raise ChunkLensError("not a bench report (an empty list)")
     items = [view_of(r, "report" if len(given) == 1 else f"report {i + 1}") for i, r in enumerate(given)]
-    datasets = ", ".join(str(r.raw.get("dataset", "?")) for r in items)
+    datasets = ", ".join(r.dataset or "?" for r in items)
     title = title or f"ChunkLens comparison: {datasets}"
     draw = Figures()
     sections = [_section(r, i + 1, draw, generated, len(items) > 1) for i, r in enumerate(items)]
