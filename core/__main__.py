@@ -8,30 +8,26 @@ stderr and exit status 2; progress goes to stderr so stdout holds only the resul
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 
 import core.catalog  # noqa: F401  (the composition root: every chunker, method and service)
 from core.cli.commands import cmd_bench, cmd_chunkers, cmd_export, cmd_questions, cmd_report, cmd_table, cmd_warm
 from core.cli.flags import EXIT_USAGE, build_parser
 from core.infra.errors import ChunkLensError
 
+#: each command's function (`chunkers`, which takes no flags, is the rest)
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "bench": cmd_bench, "table": cmd_table, "export": cmd_export, "questions": cmd_questions, "report": cmd_report,
+    "warm": cmd_warm}
+
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "bench":
-            return cmd_bench(args)
-        if args.command == "table":
-            return cmd_table(args)
-        if args.command == "export":
-            return cmd_export(args)
-        if args.command == "questions":
-            return cmd_questions(args)
-        if args.command == "report":
-            return cmd_report(args)
-        if args.command == "warm":
-            return cmd_warm(args)
-        return cmd_chunkers()
+        command = COMMANDS.get(args.command)
+        return command(args) if command is not None else cmd_chunkers()
     except ChunkLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

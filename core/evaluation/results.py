@@ -17,9 +17,11 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from core.infra.errors import ChunkLensError
+
+T = TypeVar("T")
 
 #: the metrics a result holds at each cut-off k, as "<metric>@<k>"
 Metric = Literal["hit", "mrr", "ndcg", "dcg", "recall", "span_recall", "span_precision", "span_iou", "wrong_doc",
@@ -39,8 +41,33 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _is_true(value: Any) -> bool:
+    return value is True
+
+
 def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+class _Field(Generic[T]):
+    """A field of the JSON object a view wraps, read by the attribute's own name through `convert` (which gives
+    None, or a default, for a value of the wrong type)."""
+
+    def __init__(self, convert: Callable[[Any], T]) -> None:
+        self.convert = convert
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Field[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> T | _Field[T]:
+        if obj is None:
+            return self
+        return self.convert(obj.raw.get(self.key))  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -62,45 +89,23 @@ class ChunkerReport:
         low, high = number_or_none(bounds[0]), number_or_none(bounds[1])
         return None if low is None or high is None else (low, high)
 
-    def _number(self, key: str) -> float | None:
-        return number_or_none(self.raw.get(key))
-
-    @property
-    def config(self) -> str | None:
-        return _text_or_none(self.raw.get("config"))
-
-    @property
-    def n_chunks(self) -> int | None:
-        return _int_or_none(self.raw.get("n_chunks"))
-
-    @property
-    def n_children(self) -> int | None:
-        return _int_or_none(self.raw.get("n_children"))
-
-    @property
-    def mean_chunk_tokens(self) -> float | None:
-        return self._number("mean_chunk_tokens")
-
-    @property
-    def llm(self) -> str | None:
-        """The label of the LLM a chunker used (CHOP's CNM backend, lumber's chat model), None without one."""
-        return _text_or_none(self.raw.get("llm"))
+    #: the fields read as they are written (None where a report lacks one or holds another type there)
+    config = _Field(_text_or_none)
+    n_chunks = _Field(_int_or_none)
+    n_children = _Field(_int_or_none)
+    mean_chunk_tokens = _Field(number_or_none)
+    llm = _Field(_text_or_none)  # the LLM a chunker used (CHOP's CNM backend, lumber's chat model)
+    scorer = _Field(_text_or_none)
+    boundary_f1 = _Field(number_or_none)
+    unread_share = _Field(number_or_none)
+    answer_f1 = _Field(number_or_none)
+    answer_rouge_l = _Field(number_or_none)
+    answers_scored = _Field(_int_or_none)
+    judged_questions = _Field(_int_or_none)
 
     @property
     def llm_calls(self) -> int:
         return _int_or_none(self.raw.get("llm_calls")) or 0
-
-    @property
-    def scorer(self) -> str | None:
-        return _text_or_none(self.raw.get("scorer"))
-
-    @property
-    def boundary_f1(self) -> float | None:
-        return self._number("boundary_f1")
-
-    @property
-    def unread_share(self) -> float | None:
-        return self._number("unread_share")
 
     @property
     def seconds(self) -> dict[str, float]:
@@ -109,22 +114,6 @@ class ChunkerReport:
         if not isinstance(stages, Mapping):
             return {}
         return {str(s): v for s, value in stages.items() if (v := number_or_none(value)) is not None}
-
-    @property
-    def answer_f1(self) -> float | None:
-        return self._number("answer_f1")
-
-    @property
-    def answer_rouge_l(self) -> float | None:
-        return self._number("answer_rouge_l")
-
-    @property
-    def answers_scored(self) -> int | None:
-        return _int_or_none(self.raw.get("answers_scored"))
-
-    @property
-    def judged_questions(self) -> int | None:
-        return _int_or_none(self.raw.get("judged_questions"))
 
     def flat_numbers(self) -> dict[str, float | int]:
         """Every number of the result in one flat row, for a spreadsheet: the numeric fields as they are, each
@@ -162,29 +151,13 @@ class BenchReport:
     def results(self) -> dict[str, ChunkerReport]:
         return {str(spec): ChunkerReport(str(spec), r) for spec, r in self.raw["results"].items()}
 
-    @property
-    def dataset(self) -> str | None:
-        return _text_or_none(self.raw.get("dataset"))
-
-    @property
-    def embedder(self) -> str | None:
-        return _text_or_none(self.raw.get("embedder"))
-
-    @property
-    def n_documents(self) -> int | None:
-        return _int_or_none(self.raw.get("n_documents"))
-
-    @property
-    def n_questions(self) -> int | None:
-        return _int_or_none(self.raw.get("n_questions"))
-
-    @property
-    def joined(self) -> bool:
-        return self.raw.get("joined") is True
-
-    @property
-    def qualify_queries(self) -> bool:
-        return self.raw.get("qualify_queries") is True
+    #: the settings read as they are written (None, or False, where a report lacks one)
+    dataset = _Field(_text_or_none)
+    embedder = _Field(_text_or_none)
+    n_documents = _Field(_int_or_none)
+    n_questions = _Field(_int_or_none)
+    joined = _Field(_is_true)  # the documents were joined into one stream
+    qualify_queries = _Field(_is_true)  # each question was prefixed with its product
 
     @property
     def qids(self) -> list[str] | None:
