@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import run_cli, write_study
+from core.methods.chop.evidence import measured_confidence
 from core.schema.documents import documents_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -214,12 +215,14 @@ def text(report: dict[str, Any]) -> str:
             lines.append(f"{name:16} {t['examples']:>8}  {both('category'):>38}  {both('model'):>38}")
     if report.get("by_source"):
         lines += ["", "each kind of evidence, pooled over the sets above (a family correction's over their one-example "
-                      "runs): parts it gave right / wrong, and its precision (core.methods.chop.evidence.CONFIDENCE)",
-                  f"{'evidence':24} {'right':>7} {'wrong':>7}  precision"]
+                      "runs): parts it gave right / wrong, its precision, and the lower end of its 95% interval "
+                      "(core.methods.chop.evidence.CONFIDENCE)",
+                  f"{'evidence':24} {'right':>7} {'wrong':>7}  precision  confidence"]
         for kind, n in report["by_source"].items():
             given = n["right"] + n["wrong"]
             if given:
-                lines.append(f"{kind:24} {n['right']:>7} {n['wrong']:>7}  {n['right'] / given:.3f}")
+                lines.append(f"{kind:24} {n['right']:>7} {n['wrong']:>7}  {n['right'] / given:>9.3f}  "
+                             f"{measured_confidence(n['right'], n['wrong']):>10.2f}")
     for name, r in report["results"].items():
         if r.get("given_examples"):
             g = r["given_examples"]

@@ -218,6 +218,46 @@ def test_a_family_word_stays_when_dropping_it_leaves_a_bare_number_and_a_title_w
     assert "K9" not in models_in("Ask the Orbit K9.")  # without the library, a short code needs a generic word
 
 
+LICENCE = ".. Copyright (c) Brandco. Licensed under the Apache License, Version 2.0.\n   See the licence file.\n\n"
+
+
+def test_uploads_named_by_their_files_are_tagged_by_the_heading_they_write(tmp_path):
+    """Made-up board pages uploaded as files named like "quasar_k4_p.md": the file name loses the variant mark
+    ("K4-P" is another board than "K4"), so the title the text writes (underlined, after a licence comment) names
+    the model; the texts write the family's name with each model ("Quasar K4-P"), so it stays; the brand goes."""
+    from core.ingest.documents import load_file
+    from core.methods.chop.extract import written_title
+
+    codes = {"quasar_k4": "K4", "quasar_k4_p": "K4-P", "quasar_k7": "K7", "quasar_6_mini": "6 Mini"}
+    docs = []
+    for stem, code in codes.items():
+        title = f"Brandco Quasar {code}"
+        body = (f"The Quasar {code} board has three LEDs and a reset button. Connect the Quasar {code} to a "
+                "computer with a USB cable before you flash it.\n\n") * 6
+        (tmp_path / f"{stem}.md").write_text(f"{LICENCE}{title}\n{'=' * len(title)}\n\nOverview\n--------\n\n{body}")
+        docs.append(load_file(tmp_path / f"{stem}.md"))
+    assert [d.title for d in docs] == list(codes)  # the loader keeps the file's name
+    assert written_title(docs[1]) == "Brandco Quasar K4-P"
+    run = chunk_documents(docs, make_chunker("chop", ChunkerContext(llm=ExtractCnm())))
+    models = {d.doc_id: {c.meta["cnm"]["model"] for c in run.chunks if c.doc_id == d.doc_id} for d in docs}
+    assert models == {"quasar_k4": {"Quasar K4"}, "quasar_k4_p": {"Quasar K4-P"}, "quasar_k7": {"Quasar K7"},
+                      "quasar_6_mini": {"Quasar 6 Mini"}}
+
+
+def test_a_brand_across_product_types_is_dropped_and_a_bare_number_keeps_its_family_word():
+    """"Brandco" heads titles of a drill, a jigsaw and a lamp: a maker, dropped even though the texts write it with
+    each model; "Orbit" is never written with "6 Mini" in the text, but "6 Mini" names nothing without it."""
+    tools = _family(["Brandco QX9 Cordless Drill user manual", "Brandco RT4 Jigsaw user manual",
+                     "Brandco K2 Desk Lamp user manual"],
+                    "Thank you for buying the Brandco QX9, the Brandco RT4 or the Brandco K2. " * 5)
+    assert "brandco" not in tools.library.family_words
+    assert tools.name_of("Brandco RT4 Jigsaw user manual") == Name("RT4", "Jigsaw")
+    orbit = _family(["Brandco Orbit 6 Mini user manual", "Brandco Orbit 7 user manual",
+                     "Brandco Orbit K9 user manual"], "Charge it before first use. " * 5)
+    assert orbit.name_of("Brandco Orbit 6 Mini user manual").model == "Orbit 6 Mini"
+    assert orbit.name_of("Brandco Orbit K9 user manual").model == "K9"
+
+
 def test_no_product_type_stated_leaves_the_category_unknown_and_says_why():
     b = _family(["Brandco Orbit K5 user manual", "Brandco Orbit K7 user manual", "Brandco Orbit K9 user manual"],
                 "Use biometrics to unlock. The screen is designed for pens. Stabilization: Activate anti-shake to "
@@ -260,4 +300,4 @@ def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
     assert [r.cnm.model for r in shared.tag_queries(["Shades 2020: what is the lifetime?", "Does the QX9 drill?"],
                                                     ["Ripples 2020", "Shades 2020", "Brandco QX9"])] == \
         ["Shades 2020", "Brandco QX9"]
-    assert ExtractCnm().key == "extract:v5" and ExtractCnm(noun_method="yake").key == "extract:v5:nouns=yake"
+    assert ExtractCnm().key == "extract:v6" and ExtractCnm(noun_method="yake").key == "extract:v6:nouns=yake"

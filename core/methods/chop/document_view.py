@@ -90,6 +90,8 @@ class DocumentView:
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
         def tag(text: str) -> tuple[CNM, dict[str, str]]:
             given, body = split_title(text)
+            if given and self.doc is not None and given == self.doc.title:
+                given = self.title or given  # the title the backend reads for this document (`for_document`)
             # the document's title: given with the first run; later runs fall back to it after their own evidence
             return self.backend.tag(body, title=given, window=body[:FIRST_PAGE],
                                     fallback_title=None if given else self.title)

@@ -12,8 +12,11 @@ tags, so every tag can use the document's own evidence:
   `rules.model_candidates` finds them, variant words kept: "QX9 Lite" is not "QX9") scored by count times inverse
   document frequency over the library, with a bonus for the run's first page; neither the first page nor a
   frequency is trusted enough to be given (`evidence.CONFIDENCE`), so such a model is unknown, saying what it
-  read. A title is split into a model and
-  a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
+  read. The document's title is the one given, unless that is only its file's name and the text writes a heading
+  on its first page (`written_title`). A title's words keep their hyphen-joined parts ("L412RB-P"); the words most
+  titles share are dropped (a brand, "user manual") unless the texts write them with their models (a family's
+  name, "Orbit K5": `Library.family_words`) or the model is a bare number without them. A title is split into a
+  model and a product type: the words up to its last token with a digit are the model ("QX9", "Pad B 7.0", "Lantern
   2021"); a title with no digit is a model if the document writes its words capitalised in running text (a
   name: "Lantern", "K Fold") or opens with it (a file name "avrdude" over a first page "AVRDUDE"), else it is a
   product type.
@@ -45,6 +48,7 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from core.llm.base import LLMStats
@@ -55,12 +59,15 @@ from core.methods.chop.reading import (
     DOCUMENT_WORDS,
     FIRST_PAGE,
     HEADING,
+    NAME_TOKEN,
     TITLE_MARKER,
     TOKEN,
     Library,
     Name,
     cover_line,
     described_type,
+    first_heading,
+    first_level_lines,
     has_digit,
     is_section,
     models_in,
@@ -94,15 +101,88 @@ def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
     """(offset, text) of every first-level heading: Markdown `# ...` lines (not in a PDF, where a `#` line is a
     shell prompt or a comment) and level-1 PDF outline entries."""
     pdf = bool(getattr(doc, "page_starts", None))
-    out = [] if pdf else [(m.start(), m.group(2).strip()) for m in HEADING.finditer(doc.text) if len(m.group(1)) == 1]
+    out = [] if pdf else first_level_lines(doc.text)
     out += [(off, title) for off, level, title in getattr(doc, "outline", []) or [] if level in (0, 1)]
     return sorted(out)
+
+
+def _without_variants(words: Sequence[str]) -> list[str]:
+    return [w for w in words if w.lower() not in VARIANT_WORDS]
+
+
+def _word_before(spelled: Sequence[str], first: str) -> str:
+    at = spelled.index(first)
+    return spelled[at - 1] if at > 0 else ""
+
+
+def _with_family_word(spelled: Sequence[str], first: str, model: str) -> str:
+    """A model that names nothing once the words most titles share are dropped ("2.0", "6 Mini" of "Zephyr 6
+    Mini"): the shared word written right before it in the title, the family's name, goes back in front
+    ("Zephyr 6 Mini")."""
+    before = _word_before(spelled, first)
+    return f"{before} {model}" if before[:1].isupper() and not has_digit(before) else model
+
+
+def _titled_texts(documents: Sequence[Any], heading_counts: Counter[str]) -> list[tuple[str, str]]:
+    """(title, text) of every manual of a library: a document and its title, or in a joined stream each part
+    from a first-level heading found once in the library to the next."""
+    out = []
+    for doc in documents:
+        if not doc.segments:
+            if title := written_title(doc):
+                out.append((title, doc.text))
+            continue
+        heads = [(off, t) for off, t in _first_level_headings(doc) if heading_counts[norm_line(t)] == 1]
+        ends = [off for off, _ in heads[1:]] + [len(doc.text)]
+        out += [(t, doc.text[off:end]) for (off, t), end in zip(heads, ends)]
+    return out
+
+
+def _family_words(backend: ExtractCnm, documents: Sequence[Any]) -> frozenset[str]:
+    """The shared title words that the documents' texts write right before their own model at least as often as
+    without it: "Orbit" of "Brandco Orbit K5" (the texts say "Orbit K5"), not "Works" of "Brandco Works Lantern
+    2021" (they say "Lantern 2021"). Never a word whose titles name two product types or more: a maker's name
+    ("Brandco QX9 Cordless Drill", "Brandco RT4 Saw"), not a family's."""
+    lib = backend.library
+    with_word: Counter[str] = Counter()
+    named: Counter[str] = Counter()
+    types: dict[str, set[str]] = {}
+    for title, body in _titled_texts(documents, lib.heading_counts):
+        name = backend.name_of(title)
+        if not name.model:
+            continue
+        spelled = [w for w in NAME_TOKEN.findall(title) if w.lower() not in DOCUMENT_WORDS]
+        first = name.model.split()[0]
+        before = _word_before(spelled, first) if first in spelled else ""
+        if before.lower() not in lib.common_title_words:
+            continue
+        model = name.model
+        types.setdefault(before.lower(), set()).add(norm_line(name.category or ""))
+        # what the text writes, its title lines aside (they are the title, not the text's usage)
+        text = "\n".join(line for line in body.splitlines() if norm_line(title) not in norm_line(line))
+        said = len(re.findall(rf"(?<![\w-]){re.escape(model)}(?![\w-])", text))
+        named[before.lower()] += said
+        with_word[before.lower()] += len(re.findall(rf"(?<![\w-]){re.escape(before)}\s+{re.escape(model)}(?![\w-])",
+                                                    text))
+    return frozenset(w for w, n in named.items() if n and with_word[w] >= 0.5 * n and len(types[w] - {""}) < 2)
+
+
+def written_title(doc: Any) -> str | None:
+    """A document's title: the one it was given, unless that is only its file's name ("nucleo_l412rb_p" of
+    nucleo_l412rb_p.md) and its text writes a heading on its first page ("ST Nucleo L412RB-P"): a file name is
+    a slug of the title at best, with its separators and variant marks lost. PDFs keep theirs (a `#` or underlined
+    line in a PDF's text is no heading)."""
+    title = getattr(doc, "title", None)
+    source = getattr(doc, "source", "") or ""
+    if getattr(doc, "page_starts", None) or not source or title != PurePath(source).stem:
+        return title
+    return first_heading(doc.text[:FIRST_PAGE]) or title
 
 
 class ExtractCnm:
     """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
 
-    version = "extract:v5"
+    version = "extract:v6"
     label = "extractor (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
@@ -132,7 +212,7 @@ class ExtractCnm:
             lib.phrase_df.update(set(noun_phrases(text)))
         for doc in documents:
             lib.heading_counts.update(norm_line(t) for _, t in _first_level_headings(doc))
-        titles = [d.title for d in documents if d.title and not d.segments]
+        titles = [t for d in documents if not d.segments and (t := written_title(d))]
         for doc in documents:
             titles += [t for _, t in _first_level_headings(doc) if lib.heading_counts[norm_line(t)] == 1]
         title_words = Counter(w for t in titles for w in {x.lower() for x in TOKEN.findall(t)})
@@ -153,6 +233,7 @@ class ExtractCnm:
         lib.lower_share = {w: lower[w] / total[w] for w in total}
         with_digit = [t for t in titles if (n := self.name_of(t)).model and has_digit(n.model)]
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
+        lib.family_words = _family_words(self, documents)
         models = {n.model for t in titles if (n := self.name_of(t)).model}
         lib.models = sorted(models, key=lambda m: (-len(m), m))
         lib.series = series_words(titles, lib.common_title_words, models)
@@ -166,8 +247,11 @@ class ExtractCnm:
         line = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", line.lstrip("# ").strip())
         line = re.split(r"\s[-–—:|]\s", line)[0] if re.search(r"\w\s[-–—:|]\s\w", line) else line
         lib = self.library
-        words = [w for w in TOKEN.findall(line)
-                 if w.lower() not in lib.common_title_words and w.lower() not in DOCUMENT_WORDS]
+        # hyphen-joined parts stay one word: "L412RB-P" and "X6-RT" are other products than "L412RB" and "X6"
+        spelled = [w for w in NAME_TOKEN.findall(line) if w.lower() not in DOCUMENT_WORDS]
+        # the words most titles share are a brand or a document word, dropped, unless the texts write them with
+        # their models: a family's name ("Orbit K5"), part of the model
+        words = [w for w in spelled if w.lower() not in lib.common_title_words or w.lower() in lib.family_words]
         if not words:
             return Name()
         digits = [i for i, w in enumerate(words) if has_digit(w) and not re.fullmatch(r"\d{1,2}", w) or
@@ -182,9 +266,11 @@ class ExtractCnm:
                 start += 1
             # ... unless dropping them leaves a bare number or letter ("10" of "Orbit 10", "B 7.0" of "Pad B 7.0"):
             # that names no product, so the family word stays
-            while start > 0 and not names_something(words[start:end]):
+            while start > 0 and not names_something(_without_variants(words[start:end])):
                 start -= 1
             model = " ".join(words[start:end])
+            if not names_something(_without_variants(words[start:end])):
+                model = _with_family_word(spelled, words[start], model)
             rest = [w for w in words[end:] if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
             return Name(model, " ".join(rest) or None)
@@ -355,4 +441,4 @@ class ExtractCnm:
         return DocumentView(self, None, []).decide(pairs, progress)
 
     def for_document(self, doc: Any, spans: Sequence[tuple[int, int]], title: str | None = None) -> DocumentView:
-        return DocumentView(self, doc, spans, title)
+        return DocumentView(self, doc, spans, written_title(doc) if title else None)

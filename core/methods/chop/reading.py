@@ -33,9 +33,13 @@ FIRST_PAGE = 2000  # characters of a run that count as its first page
 
 
 HEADING = re.compile(r"(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# a heading written as a line underlined with one repeated character: Markdown's setext headings ("=" for the first
+# level, "-" for the second) and reStructuredText's section titles (any of = - ~ * # ^, with or without an overline)
+UNDERLINED = re.compile(r"(?m)^(?![ \t]*(?:\.\.|[|+*>-]\s))([ \t]*[^\s=~*#^|+-][^\n]*?)[ \t]*\n([=~*#^-])\2{2,}[ \t]*$")
 TITLE_MARKER = re.compile(r"(?im)^[ \t]*(?:table of contents|contents|[A-Z][^\n]{2,60}\b(?:user manual|user guide|"
                      r"owner'?s manual|instruction manual|operating instructions))[ \t]*$")
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+NAME_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9'+.-]*[A-Za-z0-9+])?")  # a title's words, hyphen-joined parts kept
 WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]+)*|[A-Z]{2,}")
 # a number with a unit written in lower case or mixed case ("20kHz", "40mA", "25mm", "3rd"): a value, not a model
 _VALUE = re.compile(r"^\d+(?:[.,]\d+)?(?=[A-Za-z]*[a-z])[A-Za-z]{1,4}$")
@@ -51,6 +55,22 @@ _DESCRIBED = re.compile(r"(?:(?:^|[,;:]\s*|\b(?:is|as)\s+)(?:an?|the)\s+|\)\s*(?
 _COPULA = frozenset(("is", "are", "was", "were", "be", "been"))
 _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
 
+
+
+def first_level_lines(text: str) -> list[tuple[int, str]]:
+    """(offset, text) of the first-level headings a plain or Markdown text writes: `# ...` lines and lines
+    underlined with "=" (Markdown's setext form; reStructuredText's usual title)."""
+    out = [(m.start(), m.group(2).strip()) for m in HEADING.finditer(text) if len(m.group(1)) == 1]
+    out += [(m.start(1), m.group(1).strip()) for m in UNDERLINED.finditer(text) if m.group(2) == "="]
+    return sorted(out)
+
+
+def first_heading(text: str) -> str | None:
+    """The first heading of a text of any level and form (`#` lines, underlined lines): where a document writes
+    its own title, after a cover comment or a licence header."""
+    found = [(m.start(), m.group(2).strip()) for m in HEADING.finditer(text)]
+    found += [(m.start(1), m.group(1).strip()) for m in UNDERLINED.finditer(text)]
+    return min(found)[1] if found else None
 
 
 def norm_line(line: str) -> str:
@@ -147,6 +167,9 @@ class Library:
     phrase_df: Counter[str] = field(default_factory=Counter)  # noun phrase -> units holding it
     heading_counts: Counter[str] = field(default_factory=Counter)  # first-level heading text -> occurrences
     common_title_words: frozenset[str] = frozenset()
+    #: shared title words that the texts write right before their models ("Orbit K5", "Nucleo F401RE"): a
+    #: family's name, part of the model; the other shared words are a brand or a document word, dropped
+    family_words: frozenset[str] = frozenset()
     models: list[str] = field(default_factory=list)  # every model a title named, longest first
     #: words after which a short code is a model ("K4" after a brand or family word the titles share): the
     #: generic ones and those the library's titles teach
