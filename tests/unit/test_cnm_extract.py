@@ -258,6 +258,30 @@ def test_a_brand_across_product_types_is_dropped_and_a_bare_number_keeps_its_fam
     assert orbit.name_of("Brandco Orbit K9 user manual").model == "K9"
 
 
+def test_the_type_most_manuals_state_after_their_model_is_the_category_never_a_verb():
+    """Made-up family: the titles name no type, but most texts write "the Orbit K5 flight controller" and also
+    "a flight controller" on its own; every text repeats "the Orbit K5 keeps its settings" (a verb after the model,
+    never written after a determiner), and the charger's text never states the type."""
+    def text(code: str, states: bool) -> str:
+        said = f"Mount the Orbit {code} flight controller on the frame. A flight controller needs power. " if states \
+            else "Plug it into a wall socket. "
+        return (said + f"The Orbit {code} keeps its settings when the power is off. Keep the Orbit {code} dry. ") * 4
+
+    codes = {"K5": True, "K7": True, "V5 nano": True, "C2": False}
+    from core.schema.documents import Document
+
+    docs = [Document(f"d{i}", f"Brandco Orbit {code} user manual", text(code, states))
+            for i, (code, states) in enumerate(codes.items())]
+    b = ExtractCnm().learned(docs)
+    assert b.library.stated_type == "flight controller"
+    run = chunk_documents(docs, make_chunker("chop", ChunkerContext(llm=ExtractCnm())))
+    cats = {d.doc_id: {c.meta["cnm"]["category"] for c in run.chunks if c.doc_id == d.doc_id} for d in docs}
+    assert cats == {"d0": {"flight controller"}, "d1": {"flight controller"}, "d2": {"flight controller"},
+                    "d3": {None}}
+    # fewer than three manuals stating it: one manual's wording, not the family's type
+    assert ExtractCnm().learned(docs[1:]).library.stated_type is None
+
+
 def test_no_product_type_stated_leaves_the_category_unknown_and_says_why():
     b = _family(["Brandco Orbit K5 user manual", "Brandco Orbit K7 user manual", "Brandco Orbit K9 user manual"],
                 "Use biometrics to unlock. The screen is designed for pens. Stabilization: Activate anti-shake to "

@@ -21,7 +21,8 @@ tags, so every tag can use the document's own evidence:
   name: "Lantern", "K Fold") or opens with it (a file name "avrdude" over a first page "AVRDUDE"), else it is a
   product type.
 - category: the words of that title after the model ("Cordless Drill"), else the product type the first lines
-  state ("A program for ...", "(ASN.1) library for ...", "..., which is a library for ..."), else unknown.
+  state ("A program for ...", "(ASN.1) library for ...", "..., which is a library for ..."), else the type most
+  of the library's manuals state right after their own model ("the Orbit K5 flight controller"), else unknown.
 - nouns: the window's two best keyphrases (`NOUN_METHOD`: TF-IDF over noun-phrase candidates, or YAKE).
 - continuity: FALSE on a title line (a first-level heading found once in the library, a level-1 PDF outline
   entry, a "... user manual" line or a table of contents; never a numbered chapter such as "1 Introduction", a
@@ -75,6 +76,7 @@ from core.methods.chop.reading import (
     norm_line,
     noun_phrases,
     series_words,
+    types_after_models,
 )
 from core.methods.chop.rules import (
     VARIANT_WORDS,
@@ -138,6 +140,20 @@ def _titled_texts(documents: Sequence[Any], heading_counts: Counter[str]) -> lis
     return out
 
 
+def _stated_type(backend: ExtractCnm, documents: Sequence[Any]) -> str | None:
+    """The product type the library's manuals state after their own models, voted: the phrase stated in the most
+    manuals (the longer one on a tie), if that is at least three and at least half of them. Near-duplicates share
+    their type, so one manual's way of saying it is evidence for the others; a phrase fewer state is that manual's
+    wording, not the family's type."""
+    named = [(n.model, body) for title, body in _titled_texts(documents, backend.library.heading_counts)
+             if (n := backend.name_of(title)).model]
+    votes = types_after_models(named)
+    if not votes:
+        return None
+    phrase, n = max(votes.items(), key=lambda kv: (kv[1], len(kv[0].split()), kv[0]))
+    return phrase if n >= max(3, 0.5 * len(named)) else None
+
+
 def _family_words(backend: ExtractCnm, documents: Sequence[Any]) -> frozenset[str]:
     """The shared title words that the documents' texts write right before their own model at least as often as
     without it: "Orbit" of "Brandco Orbit K5" (the texts say "Orbit K5"), not "Works" of "Brandco Works Lantern
@@ -159,7 +175,7 @@ def _family_words(backend: ExtractCnm, documents: Sequence[Any]) -> frozenset[st
         model = name.model
         types.setdefault(before.lower(), set()).add(norm_line(name.category or ""))
         # what the text writes, its title lines aside (they are the title, not the text's usage)
-        text = "\n".join(line for line in body.splitlines() if norm_line(title) not in norm_line(line))
+        text = "\n".join(line for line in body.splitlines() if norm_line(line) != norm_line(title))
         said = len(re.findall(rf"(?<![\w-]){re.escape(model)}(?![\w-])", text))
         named[before.lower()] += said
         with_word[before.lower()] += len(re.findall(rf"(?<![\w-]){re.escape(before)}\s+{re.escape(model)}(?![\w-])",
@@ -234,6 +250,7 @@ class ExtractCnm:
         with_digit = [t for t in titles if (n := self.name_of(t)).model and has_digit(n.model)]
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
         lib.family_words = _family_words(self, documents)
+        lib.stated_type = _stated_type(self, documents)
         models = {n.model for t in titles if (n := self.name_of(t)).model}
         lib.models = sorted(models, key=lambda m: (-len(m), m))
         lib.series = series_words(titles, lib.common_title_words, models)
@@ -368,6 +385,9 @@ class ExtractCnm:
                 name.model, sources["model"] = models[0][0], "first page" if on_first_page else FREQUENCY
         if not name.category and (described := described_type(text)):
             name.category, sources["category"] = described, "description"
+        stated = self.library.stated_type
+        if not name.category and stated and re.search(rf"(?i)\b{re.escape(stated)}\b", text):
+            name.category, sources["category"] = stated, "description"  # the family's type, stated in this run too
         for part in ("category", "model"):  # evidence too often wrong on the sets with gold tags: unknown, and why
             if (value := getattr(name, part)) and not trusted(sources[part]):
                 setattr(name, part, None)

@@ -109,6 +109,31 @@ def described_type(text: str) -> str | None:
     return None
 
 
+_DETERMINER = r"(?:the|this|that|your|our|a|an|each|every|one)"
+
+
+def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
+    """In how many manuals each product type is stated right after the manual's own model ("the Orbit K5 flight
+    controller", "The Nucleo F401RE board features ..."), from (model, text) pairs: one or two lower-case words,
+    neither a stop word nor a document word, that the same text also writes after a determiner on their own ("the
+    board", "a flight controller"), so a verb after the model ("the Orbit K5 keeps its settings") never counts."""
+    stop = stopwords()
+    found: Counter[str] = Counter()
+    for model, text in named:
+        stated = set()
+        for m in re.finditer(rf"(?<![\w-]){re.escape(model)}[ \t]+([a-z][a-z-]+)(?:[ \t]+([a-z][a-z-]+))?", text):
+            words = [w for w in m.groups() if w]
+            for n in (2, 1)[2 - len(words):]:
+                phrase = words[:n]
+                if any(w in stop or w in DOCUMENT_WORDS for w in phrase):
+                    continue
+                if re.search(rf"(?i)\b{_DETERMINER}\s+{re.escape(' '.join(phrase))}\b(?![ \t]*{re.escape(model)})",
+                             text):
+                    stated.add(" ".join(phrase))
+        found.update(stated)
+    return found
+
+
 def has_digit(word: str) -> bool:
     return any(ch.isdigit() for ch in word)
 
@@ -177,6 +202,8 @@ class Library:
     #: most titles name a model: then a title without a digit names one too (near-duplicates differ by model)
     titles_name_models: bool = False
     lower_share: dict[str, float] = field(default_factory=dict)  # title word -> share written in lower case
+    #: the product type most of the library's manuals state right after their own model (`types_after_models`)
+    stated_type: str | None = None
 
     def idf(self, df: int) -> float:
         return math.log((1 + self.units) / (1 + df)) + 1.0
