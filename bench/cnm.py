@@ -2,6 +2,7 @@
 
     python -m bench.cnm [--sets sample,sample_joined,eurorack,eurorack_joined,galaxy,galaxy_joined,debian]
                         [--backend extract|rule] [--one-example] [--examples ID[,ID]] [--json OUT]
+                        [--folder DIR --gold FILE.json ...]
 
 Each set is cut by `chop` with the chosen CNM backend (`extract` by default, the app's default), and every chunk's
 category and model are compared with its document's gold tag by `core.methods.chop.accuracy` (the same code a
@@ -11,6 +12,7 @@ does not, unknown when it is empty. A wrong tag is the costly one: the filter tr
 The sets: the project's sample manuals, ../shared/data's eurorack_modules (gold in its corpus) and emanual_galaxy
 (gold in docs/gold/emanual_galaxy.json), each as separate documents and as one joined stream, and the two Debian
 PDF manuals of tests/fixtures/debian, each uploaded alone. A set whose data is absent is skipped with a line.
+`--folder` adds a folder of your own manuals, loaded as uploads, with gold tags from its `--gold` file.
 """
 
 from __future__ import annotations
@@ -58,6 +60,22 @@ def _debian() -> list[Any]:
     gold = loads_checked((DEBIAN / "gold.json").read_bytes())["documents"]
     return [replace(load_file(DEBIAN / name), cnm={"category": g["category"], "model": g["model"]})
             for name, g in gold.items()]
+
+
+def folder_set(folder: Path, gold: Path) -> list[Any]:
+    """Every file of `folder` the app can load, as uploads are (the title is the file's name), with gold tags
+    from `gold`: a JSON object `{doc id or file name: {"category": ..., "model": ...}}`. A family of your own
+    manuals, measured the way the sets above are."""
+    from core.infra.jsonio import loads_checked
+    from core.ingest.documents import SUPPORTED_SUFFIXES, load_file
+
+    tags = loads_checked(gold.read_bytes())
+    docs = []
+    for path in sorted(p for p in folder.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES):
+        doc = load_file(path)
+        g = tags.get(doc.doc_id) or tags.get(path.name) or tags.get(path.stem)
+        docs.append(replace(doc, cnm={"category": g.get("category", ""), "model": g.get("model", "")}) if g else doc)
+    return docs
 
 
 def _backend(name: str) -> Any:
@@ -182,10 +200,12 @@ def one_example(chunks: Sequence[Any], documents: Sequence[Any]) -> dict[str, An
 
 
 def study(sets: Sequence[str], backend: str, say: Callable[[str], None] = print,
-          examples: bool = False, given: Sequence[str] = ()) -> dict[str, Any]:
+          examples: bool = False, given: Sequence[str] = (),
+          folders: dict[str, list[Any]] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    for name in sets:
-        documents = _dataset(name)
+    folders = folders or {}
+    for name in [*sets, *folders]:
+        documents = folders[name] if name in folders else _dataset(name)
         if documents is None:
             say(f"{name}: no data, skipped")
             continue
@@ -241,12 +261,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="also give each manual's gold tag in turn as the only correction and measure the others")
     parser.add_argument("--examples", default="", type=lambda v: [x for x in v.split(",") if x], metavar="ID[,ID]",
                         help="also give these manuals' gold tags as corrections, in a set that holds them all")
+    parser.add_argument("--folder", type=Path, action="append", default=[], metavar="DIR",
+                        help="also measure the manuals of this folder (repeatable; gold tags from --gold)")
+    parser.add_argument("--gold", type=Path, action="append", default=[], metavar="FILE.json",
+                        help="gold tags of the n-th --folder: {doc id or file name: {category, model}}")
     args = parser.parse_args(argv)
+    if len(args.gold) != len(args.folder):
+        parser.error("give one --gold file for each --folder")
     unknown = sorted(set(args.sets) - set(SETS))
     if unknown:
         parser.error(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(SETS)}")
+    folders = {f"folder:{d.name}": folder_set(d, g) for d, g in zip(args.folder, args.gold)}
     report = study(args.sets, args.backend, say=lambda line: print(line, file=sys.stderr), examples=args.one_example,
-                   given=args.examples)
+                   given=args.examples, folders=folders)
     print(text(report))
     write_study(args.json, report)
 
