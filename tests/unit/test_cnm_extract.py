@@ -233,15 +233,24 @@ def test_uploads_named_by_their_files_are_tagged_by_the_heading_they_write(tmp_p
     for stem, code in codes.items():
         title = f"Brandco Quasar {code}"
         body = (f"The Quasar {code} board has three LEDs and a reset button. Connect the Quasar {code} to a "
-                "computer with a USB cable before you flash it.\n\n") * 6
+                "computer with a USB cable before you flash it. Reset the board after flashing.\n\n") * 6
         (tmp_path / f"{stem}.md").write_text(f"{LICENCE}{title}\n{'=' * len(title)}\n\nOverview\n--------\n\n{body}")
         docs.append(load_file(tmp_path / f"{stem}.md"))
+    # a page that opens with a section ("Overview") and no title of its own: the file name, as its text spells it
+    body = "The Quasar K9 Q board has three LEDs. Flash the Quasar K9-Q over USB. Reset the board after. " * 4
+    (tmp_path / "quasar_k9_q.md").write_text(f"{LICENCE}Overview\n********\n\n{body}\n\nHardware\n********\n\n"
+                                             f"{body}")
+    docs.append(load_file(tmp_path / "quasar_k9_q.md"))
+    codes["quasar_k9_q"] = "K9 Q"
     assert [d.title for d in docs] == list(codes)  # the loader keeps the file's name
     assert written_title(docs[1]) == "Brandco Quasar K4-P"
     run = chunk_documents(docs, make_chunker("chop", ChunkerContext(llm=ExtractCnm())))
     models = {d.doc_id: {c.meta["cnm"]["model"] for c in run.chunks if c.doc_id == d.doc_id} for d in docs}
     assert models == {"quasar_k4": {"Quasar K4"}, "quasar_k4_p": {"Quasar K4-P"}, "quasar_k7": {"Quasar K7"},
-                      "quasar_6_mini": {"Quasar 6 Mini"}}
+                      "quasar_6_mini": {"Quasar 6 Mini"}, "quasar_k9_q": {"Quasar K9 Q"}}
+    assert written_title(docs[-1]) == "Quasar K9 Q"  # never the section heading "Hardware"
+    # the type every page states after its model ("the Quasar K4 board") is the family's category
+    assert {c.meta["cnm"]["category"] for c in run.chunks} == {"board"}
 
 
 def test_a_brand_across_product_types_is_dropped_and_a_bare_number_keeps_its_family_word():

@@ -190,9 +190,21 @@ def written_title(doc: Any) -> str | None:
     line in a PDF's text is no heading)."""
     title = getattr(doc, "title", None)
     source = getattr(doc, "source", "") or ""
-    if getattr(doc, "page_starts", None) or not source or title != PurePath(source).stem:
+    if getattr(doc, "page_starts", None) or not source or not title or title != PurePath(source).stem:
         return title
-    return first_heading(doc.text[:FIRST_PAGE]) or title
+    return first_heading(doc.text[:FIRST_PAGE]) or _spelled_out(title, doc.text) or title
+
+
+def _spelled_out(slug: str, text: str) -> str | None:
+    """How the text most often writes a file name's words as a name, with capitals and its own separators
+    ("Nucleo L412RB-P" for nucleo_l412rb_p), if it does."""
+    parts = [p for p in re.split(r"[\s_.-]+", slug) if p]
+    if len(parts) < 2:
+        return None
+    pattern = r"[ \t_-]*".join(re.escape(p) for p in parts)
+    spellings = Counter(m.group(0) for m in re.finditer(rf"(?i)(?<![\w-]){pattern}(?![\w-])", text)
+                        if any(ch.isupper() for ch in m.group(0)))
+    return spellings.most_common(1)[0][0] if spellings else None
 
 
 class ExtractCnm:
@@ -275,7 +287,8 @@ class ExtractCnm:
                   re.fullmatch(r"\d+(?:\.\d+)?", w)]
         if digits:
             end = digits[-1] + 1
-            while end < len(words) and words[end].lower() in VARIANT_WORDS:
+            # variant words stay attached, and so does a lone capital letter ("U575ZI Q", written "U575ZI-Q" too)
+            while end < len(words) and (words[end].lower() in VARIANT_WORDS or re.fullmatch(r"[A-Z]", words[end])):
                 end += 1
             start = 0
             # words before the model that the library writes in lower case are a product type, not the model

@@ -58,19 +58,27 @@ _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
 
 
 def first_level_lines(text: str) -> list[tuple[int, str]]:
-    """(offset, text) of the first-level headings a plain or Markdown text writes: `# ...` lines and lines
-    underlined with "=" (Markdown's setext form; reStructuredText's usual title)."""
+    """(offset, text) of the first-level headings a plain or Markdown text writes: `# ...` lines and the lines
+    underlined like the text's first underlined heading (reStructuredText's rule: the first adornment met is the
+    top level; "=" in Markdown's setext form)."""
     out = [(m.start(), m.group(2).strip()) for m in HEADING.finditer(text) if len(m.group(1)) == 1]
-    out += [(m.start(1), m.group(1).strip()) for m in UNDERLINED.finditer(text) if m.group(2) == "="]
+    underlined = list(UNDERLINED.finditer(text))
+    if underlined:
+        top = underlined[0].group(2)
+        out += [(m.start(1), m.group(1).strip()) for m in underlined if m.group(2) == top]
     return sorted(out)
 
 
 def first_heading(text: str) -> str | None:
-    """The first heading of a text of any level and form (`#` lines, underlined lines): where a document writes
-    its own title, after a cover comment or a licence header."""
+    """The first heading of a text, of any level and form (`#` lines, underlined lines), when it names something
+    besides a kind or a part of a document ("Overview", "Contents"): where a document writes its own title, after a
+    cover comment or a licence header. None when the text opens with a section instead."""
     found = [(m.start(), m.group(2).strip()) for m in HEADING.finditer(text)]
     found += [(m.start(1), m.group(1).strip()) for m in UNDERLINED.finditer(text)]
-    return min(found)[1] if found else None
+    if not found:
+        return None
+    heading = min(found)[1]
+    return heading if any(w.lower() not in DOCUMENT_WORDS | SECTION_WORDS for w in TOKEN.findall(heading)) else None
 
 
 def norm_line(line: str) -> str:
