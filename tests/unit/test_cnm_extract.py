@@ -291,6 +291,20 @@ def test_the_type_most_manuals_state_after_their_model_is_the_category_never_a_v
     assert ExtractCnm().learned(docs[1:]).library.stated_type is None
 
 
+def test_a_type_most_titles_share_is_the_category_and_never_stays_inside_a_model():
+    """Made-up family whose titles all end with their product type: shared by most titles, it is the family's
+    category, not a brand to drop; a title without a digit that ends with the type's head noun ("Zephyr Orange
+    Controller") is a model and that type."""
+    titles = ["Acme Zephyr 6C Flight Controller", "Acme Zephyr 7 Flight Controller",
+              "Acme Zephyr V5 nano Flight Controller", "Acme Zephyr Orange Controller"]
+    b = _family(titles, "Power the unit from its battery port. Calibrate the compass outdoors. " * 5)
+    assert [b.name_of(t) for t in titles] == [Name("6C", "Flight Controller"), Name("Zephyr 7", "Flight Controller"),
+                                             Name("V5 nano", "Flight Controller"), Name("Orange", "Flight Controller")]
+    # the texts write the family's name with the models: it stays ("7" alone names no product either)
+    b = _family(titles, "The Zephyr 6C and the Zephyr 7 share a case; the Zephyr Orange does not. " * 5)
+    assert [b.name_of(t).model for t in titles] == ["Zephyr 6C", "Zephyr 7", "Zephyr V5 nano", "Zephyr Orange"]
+
+
 def test_no_product_type_stated_leaves_the_category_unknown_and_says_why():
     b = _family(["Brandco Orbit K5 user manual", "Brandco Orbit K7 user manual", "Brandco Orbit K9 user manual"],
                 "Use biometrics to unlock. The screen is designed for pens. Stabilization: Activate anti-shake to "

@@ -112,6 +112,10 @@ def _without_variants(words: Sequence[str]) -> list[str]:
     return [w for w in words if w.lower() not in VARIANT_WORDS]
 
 
+def _last_index(spelled: Sequence[str], word: str) -> int:
+    return len(spelled) - 1 - list(reversed(spelled)).index(word)
+
+
 def _word_before(spelled: Sequence[str], first: str) -> str:
     at = spelled.index(first)
     return spelled[at - 1] if at > 0 else ""
@@ -263,6 +267,8 @@ class ExtractCnm:
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
         lib.family_words = _family_words(self, documents)
         lib.stated_type = _stated_type(self, documents)
+        named_types = Counter(n.category for t in titles if (n := self.name_of(t)).model and n.category)
+        lib.types = tuple(t for t, _ in named_types.most_common()) + ((lib.stated_type,) if lib.stated_type else ())
         models = {n.model for t in titles if (n := self.name_of(t)).model}
         lib.models = sorted(models, key=lambda m: (-len(m), m))
         lib.series = series_words(titles, lib.common_title_words, models)
@@ -301,12 +307,20 @@ class ExtractCnm:
             model = " ".join(words[start:end])
             if not names_something(_without_variants(words[start:end])):
                 model = _with_family_word(spelled, words[start], model)
-            rest = [w for w in words[end:] if w.lower() not in stopwords()] or \
+            # the words after the model are its product type, shared by most titles or not ("Zephyr 6C Flight
+            # Controller" in a family of flight controllers states the family's type)
+            after = spelled[_last_index(spelled, words[end - 1]) + 1:]
+            rest = [w for w in after if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
             return Name(model, " ".join(rest) or None)
         content = [w for w in words if w.lower() not in stopwords()]
         if not content:
             return Name()
+        last = spelled[-1]
+        typed = next((t for t in lib.types if last.lower() == t.split()[-1].lower()), None)
+        if typed and (model_words := [w for w in words if w is not last]):
+            # "Zephyr Orange Controller" where the other titles name a "Flight Controller": a model and its type
+            return Name(" ".join(model_words), typed)
         named = [w for w in content if lib.lower_share.get(w.lower(), 0.0) < 0.5 and w[0].isupper()]
         capitalised = len(words) <= 3 and all(w[0].isupper() for w in words)
         if named and len(content) <= 3 and len(named) == len(content):

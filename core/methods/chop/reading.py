@@ -212,6 +212,9 @@ class Library:
     lower_share: dict[str, float] = field(default_factory=dict)  # title word -> share written in lower case
     #: the product type most of the library's manuals state right after their own model (`types_after_models`)
     stated_type: str | None = None
+    #: the product types the library's titles name after their models, and the stated type: a title without a
+    #: digit that ends with one's head noun ("Zephyr Orange Controller") has a type in it, not a longer model
+    types: tuple[str, ...] = ()
 
     def idf(self, df: int) -> float:
         return math.log((1 + self.units) / (1 + df)) + 1.0
