@@ -305,6 +305,26 @@ def test_a_type_most_titles_share_is_the_category_and_never_stays_inside_a_model
     assert [b.name_of(t).model for t in titles] == ["Zephyr 6C", "Zephyr 7", "Zephyr V5 nano", "Zephyr Orange"]
 
 
+def test_in_a_family_a_description_one_manual_gives_is_its_wording_not_a_type():
+    """Made-up family: one manual opens "The Orbit K7 is a drop-in replacement for the K5"; no other describes
+    itself, so that is no product type (it was the category before). Where most manuals open "A flight controller
+    for ...", the type is given."""
+    from core.schema.documents import Document
+
+    def docs(openings: list[str]) -> list[Document]:
+        return [Document(f"d{i}", f"Brandco Orbit K{i + 5} user manual",
+                         f"{opening}\nCharge the battery before first use. " * 8) for i, opening in enumerate(openings)]
+
+    lone = docs(["Read the safety notes first.", "The Orbit K6 is a drop-in replacement for the K5.",
+                 "Read the safety notes first.", "Read the safety notes first."])
+    b = ExtractCnm().learned(lone)
+    assert b.tag(lone[1].text, title=lone[1].title)[0].category is None
+    assert described_type(lone[1].text) == "drop-in replacement"  # what the first lines say, all the same
+    shared = docs(["A flight controller for small frames."] * 3 + ["Read the safety notes first."])
+    b = ExtractCnm().learned(shared)
+    assert b.tag(shared[0].text, title=shared[0].title)[0].category == "flight controller"
+
+
 def test_no_product_type_stated_leaves_the_category_unknown_and_says_why():
     b = _family(["Brandco Orbit K5 user manual", "Brandco Orbit K7 user manual", "Brandco Orbit K9 user manual"],
                 "Use biometrics to unlock. The screen is designed for pens. Stabilization: Activate anti-shake to "

@@ -267,6 +267,10 @@ class ExtractCnm:
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
         lib.family_words = _family_words(self, documents)
         lib.stated_type = _stated_type(self, documents)
+        manuals = _titled_texts(documents, lib.heading_counts)
+        described = [d for _, body in manuals if (d := described_type(body))]
+        lib.manuals = len(manuals)
+        lib.described_heads = Counter(d.split()[-1] for d in described)
         named_types = Counter(n.category for t in titles if (n := self.name_of(t)).model and n.category)
         lib.types = tuple(t for t, _ in named_types.most_common()) + ((lib.stated_type,) if lib.stated_type else ())
         models = {n.model for t in titles if (n := self.name_of(t)).model}
@@ -410,7 +414,7 @@ class ExtractCnm:
             if models:
                 on_first_page = models[0][0] in models_in(text[:FIRST_PAGE], self.library.series)
                 name.model, sources["model"] = models[0][0], "first page" if on_first_page else FREQUENCY
-        if not name.category and (described := described_type(text)):
+        if not name.category and (described := described_type(text)) and self._shared_description(described):
             name.category, sources["category"] = described, "description"
         stated = self.library.stated_type
         if not name.category and stated and re.search(rf"(?i)\b{re.escape(stated)}\b", text):
@@ -430,6 +434,13 @@ class ExtractCnm:
         confidence = 0.2 + evidence.get(sources.get("model", ""), 0.0) + (0.2 if name.category else 0.0)
         cnm = CNM(category=name.category, nouns=nouns, model=name.model, confidence=round(min(confidence, 0.9), 2))
         return cnm, sources
+
+    def _shared_description(self, described: str) -> bool:
+        """Whether a described type can be the category: in a library of three manuals or more, near-duplicates
+        share their type, so at least half of them must describe one with the same head noun ("a drop-in
+        replacement for", "the latest update to" said by one manual are its wording, not a type)."""
+        lib = self.library
+        return lib.manuals < 3 or lib.described_heads[described.split()[-1]] >= 0.5 * lib.manuals
 
     def opening_title(self, text: str) -> str | None:
         """The title line at the start of a run (within its first 300 characters), if any."""

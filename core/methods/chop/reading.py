@@ -215,6 +215,10 @@ class Library:
     #: the product types the library's titles name after their models, and the stated type: a title without a
     #: digit that ends with one's head noun ("Zephyr Orange Controller") has a type in it, not a longer model
     types: tuple[str, ...] = ()
+    #: manuals in the library, and in how many each head noun of a described type is stated ("A ... controller
+    #: for ..."): in a family, a description only one manual gives ("a drop-in replacement for") is no type
+    manuals: int = 0
+    described_heads: Counter[str] = field(default_factory=Counter)
 
     def idf(self, df: int) -> float:
         return math.log((1 + self.units) / (1 + df)) + 1.0
