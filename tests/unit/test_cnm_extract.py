@@ -264,7 +264,8 @@ def test_a_brand_across_product_types_is_dropped_and_a_bare_number_keeps_its_fam
     orbit = _family(["Brandco Orbit 6 Mini user manual", "Brandco Orbit 7 user manual",
                      "Brandco Orbit K9 user manual"], "Charge it before first use. " * 5)
     assert orbit.name_of("Brandco Orbit 6 Mini user manual").model == "Orbit 6 Mini"
-    assert orbit.name_of("Brandco Orbit K9 user manual").model == "K9"
+    # ... and so the family's name stays in every model of the library ("Orbit K9" beside "Orbit 7")
+    assert orbit.name_of("Brandco Orbit K9 user manual").model == "Orbit K9"
 
 
 def test_the_type_most_manuals_state_after_their_model_is_the_category_never_a_verb():
@@ -294,15 +295,17 @@ def test_the_type_most_manuals_state_after_their_model_is_the_category_never_a_v
 def test_a_type_most_titles_share_is_the_category_and_never_stays_inside_a_model():
     """Made-up family whose titles all end with their product type: shared by most titles, it is the family's
     category, not a brand to drop; a title without a digit that ends with the type's head noun ("Zephyr Orange
-    Controller") is a model and that type."""
+    Controller") is a model and that type; the family's name is dropped from no model."""
     titles = ["Acme Zephyr 6C Flight Controller", "Acme Zephyr 7 Flight Controller",
               "Acme Zephyr V5 nano Flight Controller", "Acme Zephyr Orange Controller"]
     b = _family(titles, "Power the unit from its battery port. Calibrate the compass outdoors. " * 5)
-    assert [b.name_of(t) for t in titles] == [Name("6C", "Flight Controller"), Name("Zephyr 7", "Flight Controller"),
-                                             Name("V5 nano", "Flight Controller"), Name("Orange", "Flight Controller")]
-    # the texts write the family's name with the models: it stays ("7" alone names no product either)
-    b = _family(titles, "The Zephyr 6C and the Zephyr 7 share a case; the Zephyr Orange does not. " * 5)
-    assert [b.name_of(t).model for t in titles] == ["Zephyr 6C", "Zephyr 7", "Zephyr V5 nano", "Zephyr Orange"]
+    # "7" names nothing without "Zephyr", so the family's name stays in every model
+    assert [b.name_of(t) for t in titles] == [Name(f"Zephyr {m}", "Flight Controller")
+                                             for m in ("6C", "7", "V5 nano", "Orange")]
+    # a shared word inside a name stays too: "Acme 6C" names no product
+    b = _family(["Zephyr K6 user guide", "Zephyr K8 user guide", "Acme Zephyr 6C user guide"], "Charge it. " * 5)
+    assert b.name_of("Acme Zephyr 6C user guide").model == "Acme Zephyr 6C"
+    assert b.name_of("Zephyr K6 user guide").model == "K6"  # at its edge it goes
 
 
 def test_in_a_family_a_description_one_manual_gives_is_its_wording_not_a_type():

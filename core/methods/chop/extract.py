@@ -266,6 +266,10 @@ class ExtractCnm:
         with_digit = [t for t in titles if (n := self.name_of(t)).model and has_digit(n.model)]
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
         lib.family_words = _family_words(self, documents)
+        # a shared word some model cannot do without ("Zephyr 7": "7" names nothing) is the family's name in every
+        # model it is written before ("Zephyr V5 nano", not "V5 nano" beside "Zephyr 7")
+        lib.family_words |= {first.lower() for t in titles if (m := self.name_of(t).model)
+                             and (first := m.split()[0]).lower() in lib.common_title_words}
         lib.stated_type = _stated_type(self, documents)
         manuals = _titled_texts(documents, lib.heading_counts)
         described = [d for _, body in manuals if (d := described_type(body))]
@@ -308,7 +312,9 @@ class ExtractCnm:
             # that names no product, so the family word stays
             while start > 0 and not names_something(_without_variants(words[start:end])):
                 start -= 1
-            model = " ".join(words[start:end])
+            # a shared word is dropped from a model's edges only, never from inside it: "Acme Zephyr 6C" is a name,
+            # "Acme 6C" is none
+            model = " ".join(spelled[spelled.index(words[start]):_last_index(spelled, words[end - 1]) + 1])
             if not names_something(_without_variants(words[start:end])):
                 model = _with_family_word(spelled, words[start], model)
             # the words after the model are its product type, shared by most titles or not ("Zephyr 6C Flight
