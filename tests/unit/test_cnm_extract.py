@@ -13,7 +13,7 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
-from core.methods.chop import document_view, evidence, extract, family, reading
+from core.methods.chop import document_view, evidence, extract, family, reading, titles
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.extract import UNKNOWN_CATEGORY, ExtractCnm
 from core.methods.chop.reading import DOCUMENT_WORDS, SECTION_WORDS, Name, described_type, models_in
@@ -125,10 +125,10 @@ def _our_products() -> list[str]:
 def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
     vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(SECTION_WORDS) | set(VARIANT_WORDS)
     vocabulary |= {w.lower() for w in GENERIC_SERIES_WORDS}  # the words after which it reads a short code
-    # the backend, what it reads in a text, its view of a document, what it learns from a correction and how far
-    # it trusts each part
+    # the backend, what it reads in a text and in a library's titles, its view of a document, what it learns from a
+    # correction and how far it trusts each part
     source = "".join(Path(m.__file__).read_text(encoding="utf-8")
-                     for m in (extract, reading, document_view, family, evidence))
+                     for m in (extract, reading, titles, document_view, family, evidence))
     vocabulary |= set(family.DOCUMENT_TAIL)
     assert "RULE_SERIES_WORDS" not in source  # the rule backend's product-family words stay the rule backend's
     found = []
@@ -226,7 +226,7 @@ def test_uploads_named_by_their_files_are_tagged_by_the_heading_they_write(tmp_p
     ("K4-P" is another board than "K4"), so the title the text writes (underlined, after a licence comment) names
     the model; the texts write the family's name with each model ("Quasar K4-P"), so it stays; the brand goes."""
     from core.ingest.documents import load_file
-    from core.methods.chop.extract import written_title
+    from core.methods.chop.titles import written_title
 
     codes = {"quasar_k4": "K4", "quasar_k4_p": "K4-P", "quasar_k7": "K7", "quasar_6_mini": "6 Mini"}
     docs = []

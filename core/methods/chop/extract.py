@@ -37,9 +37,9 @@ tags, so every tag can use the document's own evidence:
 
 Every tag says where each part came from (`CnmResult.sources`: title, heading, description, keyphrase) and so how
 far it can be trusted (`core.methods.chop.evidence`), or, for a part it leaves unknown rather than guess, why (a
-category nothing states; a model only weak evidence names). What it reads in a text is in `reading.py`, its view
-of one document (decisions in window order) in `document_view.py`. The only words the extractor knows are listed
-in docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
+category nothing states; a model only weak evidence names). What it reads in a text is in `reading.py`, in a
+library's titles in `titles.py`, its view of one document (decisions in window order) in `document_view.py`. The
+only words the extractor knows are listed in docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
 parts of documents (`SECTION_WORDS`), and the variant words of `rules.py`.
 """
 
@@ -49,7 +49,6 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import PurePath
 from typing import Any
 
 from core.llm.base import LLMStats
@@ -67,8 +66,6 @@ from core.methods.chop.reading import (
     Name,
     cover_line,
     described_type,
-    first_heading,
-    first_level_lines,
     has_digit,
     is_section,
     models_in,
@@ -76,11 +73,20 @@ from core.methods.chop.reading import (
     norm_line,
     noun_phrases,
     series_words,
-    types_after_models,
 )
 from core.methods.chop.rules import (
     VARIANT_WORDS,
     normalise_model,
+)
+from core.methods.chop.titles import (
+    family_words,
+    first_level_headings,
+    last_index,
+    stated_type,
+    titled_texts,
+    with_family_word,
+    without_variants,
+    written_title,
 )
 from core.text import stopwords
 
@@ -97,118 +103,6 @@ def _units(documents: Sequence[Any]) -> list[str]:
     if len(texts) >= 3:
         return texts
     return [t[i:i + BLOCK] for t in texts for i in range(0, max(len(t), 1), BLOCK)]
-
-
-def _first_level_headings(doc: Any) -> list[tuple[int, str]]:
-    """(offset, text) of every first-level heading: Markdown `# ...` lines (not in a PDF, where a `#` line is a
-    shell prompt or a comment) and level-1 PDF outline entries."""
-    pdf = bool(getattr(doc, "page_starts", None))
-    out = [] if pdf else first_level_lines(doc.text)
-    out += [(off, title) for off, level, title in getattr(doc, "outline", []) or [] if level in (0, 1)]
-    return sorted(out)
-
-
-def _without_variants(words: Sequence[str]) -> list[str]:
-    return [w for w in words if w.lower() not in VARIANT_WORDS]
-
-
-def _last_index(spelled: Sequence[str], word: str) -> int:
-    return len(spelled) - 1 - list(reversed(spelled)).index(word)
-
-
-def _word_before(spelled: Sequence[str], first: str) -> str:
-    at = spelled.index(first)
-    return spelled[at - 1] if at > 0 else ""
-
-
-def _with_family_word(spelled: Sequence[str], first: str, model: str) -> str:
-    """A model that names nothing once the words most titles share are dropped ("2.0", "6 Mini" of "Zephyr 6
-    Mini"): the shared word written right before it in the title, the family's name, goes back in front
-    ("Zephyr 6 Mini")."""
-    before = _word_before(spelled, first)
-    return f"{before} {model}" if before[:1].isupper() and not has_digit(before) else model
-
-
-def _titled_texts(documents: Sequence[Any], heading_counts: Counter[str]) -> list[tuple[str, str]]:
-    """(title, text) of every manual of a library: a document and its title, or in a joined stream each part
-    from a first-level heading found once in the library to the next."""
-    out = []
-    for doc in documents:
-        if not doc.segments:
-            if title := written_title(doc):
-                out.append((title, doc.text))
-            continue
-        heads = [(off, t) for off, t in _first_level_headings(doc) if heading_counts[norm_line(t)] == 1]
-        ends = [off for off, _ in heads[1:]] + [len(doc.text)]
-        out += [(t, doc.text[off:end]) for (off, t), end in zip(heads, ends)]
-    return out
-
-
-def _stated_type(backend: ExtractCnm, documents: Sequence[Any]) -> str | None:
-    """The product type the library's manuals state after their own models, voted: the phrase stated in the most
-    manuals (the longer one on a tie), if that is at least three and at least half of them. Near-duplicates share
-    their type, so one manual's way of saying it is evidence for the others; a phrase fewer state is that manual's
-    wording, not the family's type."""
-    named = [(n.model, body) for title, body in _titled_texts(documents, backend.library.heading_counts)
-             if (n := backend.name_of(title)).model]
-    votes = types_after_models(named)
-    if not votes:
-        return None
-    phrase, n = max(votes.items(), key=lambda kv: (kv[1], len(kv[0].split()), kv[0]))
-    return phrase if n >= max(3, 0.5 * len(named)) else None
-
-
-def _family_words(backend: ExtractCnm, documents: Sequence[Any]) -> frozenset[str]:
-    """The shared title words that the documents' texts write right before their own model at least as often as
-    without it: "Orbit" of "Brandco Orbit K5" (the texts say "Orbit K5"), not "Works" of "Brandco Works Lantern
-    2021" (they say "Lantern 2021"). Never a word whose titles name two product types or more: a maker's name
-    ("Brandco QX9 Cordless Drill", "Brandco RT4 Saw"), not a family's."""
-    lib = backend.library
-    with_word: Counter[str] = Counter()
-    named: Counter[str] = Counter()
-    types: dict[str, set[str]] = {}
-    for title, body in _titled_texts(documents, lib.heading_counts):
-        name = backend.name_of(title)
-        if not name.model:
-            continue
-        spelled = [w for w in NAME_TOKEN.findall(title) if w.lower() not in DOCUMENT_WORDS]
-        first = name.model.split()[0]
-        before = _word_before(spelled, first) if first in spelled else ""
-        if before.lower() not in lib.common_title_words:
-            continue
-        model = name.model
-        types.setdefault(before.lower(), set()).add(norm_line(name.category or ""))
-        # what the text writes, its title lines aside (they are the title, not the text's usage)
-        text = "\n".join(line for line in body.splitlines() if norm_line(line) != norm_line(title))
-        said = len(re.findall(rf"(?<![\w-]){re.escape(model)}(?![\w-])", text))
-        named[before.lower()] += said
-        with_word[before.lower()] += len(re.findall(rf"(?<![\w-]){re.escape(before)}\s+{re.escape(model)}(?![\w-])",
-                                                    text))
-    return frozenset(w for w, n in named.items() if n and with_word[w] >= 0.5 * n and len(types[w] - {""}) < 2)
-
-
-def written_title(doc: Any) -> str | None:
-    """A document's title: the one it was given, unless that is only its file's name ("nucleo_l412rb_p" of
-    nucleo_l412rb_p.md) and its text writes a heading on its first page ("ST Nucleo L412RB-P"): a file name is
-    a slug of the title at best, with its separators and variant marks lost. PDFs keep theirs (a `#` or underlined
-    line in a PDF's text is no heading)."""
-    title = getattr(doc, "title", None)
-    source = getattr(doc, "source", "") or ""
-    if getattr(doc, "page_starts", None) or not source or not title or title != PurePath(source).stem:
-        return title
-    return first_heading(doc.text[:FIRST_PAGE]) or _spelled_out(title, doc.text) or title
-
-
-def _spelled_out(slug: str, text: str) -> str | None:
-    """How the text most often writes a file name's words as a name, with capitals and its own separators
-    ("Nucleo L412RB-P" for nucleo_l412rb_p), if it does."""
-    parts = [p for p in re.split(r"[\s_.-]+", slug) if p]
-    if len(parts) < 2:
-        return None
-    pattern = r"[ \t_-]*".join(re.escape(p) for p in parts)
-    spellings = Counter(m.group(0) for m in re.finditer(rf"(?i)(?<![\w-]){pattern}(?![\w-])", text)
-                        if any(ch.isupper() for ch in m.group(0)))
-    return spellings.most_common(1)[0][0] if spellings else None
 
 
 class ExtractCnm:
@@ -243,10 +137,10 @@ class ExtractCnm:
         for text in units:
             lib.phrase_df.update(set(noun_phrases(text)))
         for doc in documents:
-            lib.heading_counts.update(norm_line(t) for _, t in _first_level_headings(doc))
+            lib.heading_counts.update(norm_line(t) for _, t in first_level_headings(doc))
         titles = [t for d in documents if not d.segments and (t := written_title(d))]
         for doc in documents:
-            titles += [t for _, t in _first_level_headings(doc) if lib.heading_counts[norm_line(t)] == 1]
+            titles += [t for _, t in first_level_headings(doc) if lib.heading_counts[norm_line(t)] == 1]
         title_words = Counter(w for t in titles for w in {x.lower() for x in TOKEN.findall(t)})
         if len(titles) >= 3:
             # words (never models: no digits) in at least half the titles and at least three: a brand, a series
@@ -265,13 +159,13 @@ class ExtractCnm:
         lib.lower_share = {w: lower[w] / total[w] for w in total}
         with_digit = [t for t in titles if (n := self.name_of(t)).model and has_digit(n.model)]
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
-        lib.family_words = _family_words(self, documents)
+        lib.family_words = family_words(self, documents)
         # a shared word some model cannot do without ("Zephyr 7": "7" names nothing) is the family's name in every
         # model it is written before ("Zephyr V5 nano", not "V5 nano" beside "Zephyr 7")
         lib.family_words |= {first.lower() for t in titles if (m := self.name_of(t).model)
                              and (first := m.split()[0]).lower() in lib.common_title_words}
-        lib.stated_type = _stated_type(self, documents)
-        manuals = _titled_texts(documents, lib.heading_counts)
+        lib.stated_type = stated_type(self, documents)
+        manuals = titled_texts(documents, lib.heading_counts)
         described = [d for _, body in manuals if (d := described_type(body))]
         lib.manuals = len(manuals)
         lib.described_heads = Counter(d.split()[-1] for d in described)
@@ -310,16 +204,16 @@ class ExtractCnm:
                 start += 1
             # ... unless dropping them leaves a bare number or letter ("10" of "Orbit 10", "B 7.0" of "Pad B 7.0"):
             # that names no product, so the family word stays
-            while start > 0 and not names_something(_without_variants(words[start:end])):
+            while start > 0 and not names_something(without_variants(words[start:end])):
                 start -= 1
             # a shared word is dropped from a model's edges only, never from inside it: "Acme Zephyr 6C" is a name,
             # "Acme 6C" is none
-            model = " ".join(spelled[spelled.index(words[start]):_last_index(spelled, words[end - 1]) + 1])
-            if not names_something(_without_variants(words[start:end])):
-                model = _with_family_word(spelled, words[start], model)
+            model = " ".join(spelled[spelled.index(words[start]):last_index(spelled, words[end - 1]) + 1])
+            if not names_something(without_variants(words[start:end])):
+                model = with_family_word(spelled, words[start], model)
             # the words after the model are its product type, shared by most titles or not ("Zephyr 6C Flight
             # Controller" in a family of flight controllers states the family's type)
-            after = spelled[_last_index(spelled, words[end - 1]) + 1:]
+            after = spelled[last_index(spelled, words[end - 1]) + 1:]
             rest = [w for w in after if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
             return Name(model, " ".join(rest) or None)
@@ -344,7 +238,7 @@ class ExtractCnm:
         a level-1 outline entry, a "... user manual" line or a table of contents. Never a section heading: one
         numbered like a chapter or an appendix, or one naming a part of a document ("Concept Index")."""
         lib = self.library
-        found = {off: t for off, t in _first_level_headings(doc)
+        found = {off: t for off, t in first_level_headings(doc)
                  if lib.heading_counts[norm_line(t)] <= 1 and not is_section(t)}
         for m in TITLE_MARKER.finditer(doc.text):
             found.setdefault(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.group(0).strip())
