@@ -39,8 +39,9 @@ Every tag says where each part came from (`CnmResult.sources`: title, heading, d
 far it can be trusted (`core.methods.chop.evidence`), or, for a part it leaves unknown rather than guess, why (a
 category nothing states; a model only weak evidence names). What it reads in a text is in `reading.py`, in a
 library's titles in `titles.py`, its view of one document (decisions in window order) in `document_view.py`. The
-only words the extractor knows are listed in docs/METHODS.md: the stop words shipped with YAKE, a few words naming kinds of documents (`DOCUMENT_WORDS`) and
-parts of documents (`SECTION_WORDS`), and the variant words of `rules.py`.
+only words the extractor knows are listed in docs/METHODS.md: the stop words shipped with YAKE, a few words
+naming kinds of documents (`DOCUMENT_WORDS`) and parts of documents (`SECTION_WORDS`), and the variant words of
+`rules.py`.
 """
 
 from __future__ import annotations
