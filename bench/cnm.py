@@ -67,6 +67,7 @@ def folder_set(folder: Path, gold: Path) -> list[Any]:
     from `gold`: a JSON object `{doc id or file name: {"category": ..., "model": ...}}`. A family of your own
     manuals, measured the way the sets above are."""
     from core.infra.jsonio import loads_checked
+    from core.ingest.datasets import gold_cnm
     from core.ingest.documents import SUPPORTED_SUFFIXES, load_file
 
     tags = loads_checked(gold.read_bytes())
@@ -74,7 +75,7 @@ def folder_set(folder: Path, gold: Path) -> list[Any]:
     for path in sorted(p for p in folder.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES):
         doc = load_file(path)
         g = tags.get(doc.doc_id) or tags.get(path.name) or tags.get(path.stem)
-        docs.append(replace(doc, cnm={"category": g.get("category", ""), "model": g.get("model", "")}) if g else doc)
+        docs.append(replace(doc, cnm=gold_cnm(g, f"{gold}: {path.name}")) if g else doc)
     return docs
 
 

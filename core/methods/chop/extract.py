@@ -160,13 +160,13 @@ class ExtractCnm:
         lib.lower_share = {w: lower[w] / total[w] for w in total}
         with_digit = [t for t in titles if (n := self.name_of(t)).model and has_digit(n.model)]
         lib.titles_name_models = len(titles) >= 3 and len(with_digit) >= 0.5 * len(titles)
-        lib.family_words = family_words(self, documents)
+        manuals = titled_texts(documents, lib.heading_counts)
+        lib.family_words = family_words(self, manuals)
         # a shared word some model cannot do without ("Zephyr 7": "7" names nothing) is the family's name in every
         # model it is written before ("Zephyr V5 nano", not "V5 nano" beside "Zephyr 7")
         lib.family_words |= {first.lower() for t in titles if (m := self.name_of(t).model)
                              and (first := m.split()[0]).lower() in lib.common_title_words}
-        lib.stated_type = stated_type(self, documents)
-        manuals = titled_texts(documents, lib.heading_counts)
+        lib.stated_type = stated_type(self, manuals)
         described = [d for _, body in manuals if (d := described_type(body))]
         lib.manuals = len(manuals)
         lib.described_heads = Counter(d.split()[-1] for d in described)
@@ -209,12 +209,13 @@ class ExtractCnm:
                 start -= 1
             # a shared word is dropped from a model's edges only, never from inside it: "Acme Zephyr 6C" is a name,
             # "Acme 6C" is none
-            model = " ".join(spelled[spelled.index(words[start]):last_index(spelled, words[end - 1]) + 1])
+            past = last_index(spelled, words[end - 1]) + 1  # the title word after the model
+            model = " ".join(spelled[spelled.index(words[start]):past])
             if not names_something(without_variants(words[start:end])):
                 model = with_family_word(spelled, words[start], model)
             # the words after the model are its product type, shared by most titles or not ("Zephyr 6C Flight
             # Controller" in a family of flight controllers states the family's type)
-            after = spelled[last_index(spelled, words[end - 1]) + 1:]
+            after = spelled[past:]
             rest = [w for w in after if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
             return Name(model, " ".join(rest) or None)

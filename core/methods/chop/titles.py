@@ -79,13 +79,12 @@ def titled_texts(documents: Sequence[Any], heading_counts: Counter[str]) -> list
     return out
 
 
-def stated_type(backend: Namer, documents: Sequence[Any]) -> str | None:
+def stated_type(backend: Namer, manuals: Sequence[tuple[str, str]]) -> str | None:
     """The product type the library's manuals state after their own models, voted: the phrase stated in the most
     manuals (the longer one on a tie), if that is at least three and at least half of them. Near-duplicates share
     their type, so one manual's way of saying it is evidence for the others; a phrase fewer state is that manual's
-    wording, not the family's type."""
-    named = [(n.model, body) for title, body in titled_texts(documents, backend.library.heading_counts)
-             if (n := backend.name_of(title)).model]
+    wording, not the family's type. `manuals`: the library's (title, text) pairs (`titled_texts`)."""
+    named = [(n.model, body) for title, body in manuals if (n := backend.name_of(title)).model]
     votes = types_after_models(named)
     if not votes:
         return None
@@ -93,16 +92,17 @@ def stated_type(backend: Namer, documents: Sequence[Any]) -> str | None:
     return phrase if n >= max(3, 0.5 * len(named)) else None
 
 
-def family_words(backend: Namer, documents: Sequence[Any]) -> frozenset[str]:
+def family_words(backend: Namer, manuals: Sequence[tuple[str, str]]) -> frozenset[str]:
     """The shared title words that the documents' texts write right before their own model at least as often as
     without it: "Orbit" of "Brandco Orbit K5" (the texts say "Orbit K5"), not "Works" of "Brandco Works Lantern
     2021" (they say "Lantern 2021"). Never a word whose titles name two product types or more: a maker's name
-    ("Brandco QX9 Cordless Drill", "Brandco RT4 Saw"), not a family's."""
+    ("Brandco QX9 Cordless Drill", "Brandco RT4 Saw"), not a family's. `manuals`: the library's (title, text)
+    pairs (`titled_texts`)."""
     lib = backend.library
     with_word: Counter[str] = Counter()
     named: Counter[str] = Counter()
     types: dict[str, set[str]] = {}
-    for title, body in titled_texts(documents, lib.heading_counts):
+    for title, body in manuals:
         name = backend.name_of(title)
         if not name.model:
             continue
