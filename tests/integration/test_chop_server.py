@@ -80,7 +80,9 @@ def test_cut_off_answers_become_null_fields_with_an_error(llama, tmp_path):
 
 def test_server_dying_mid_run_keeps_every_finished_answer(tmp_path):
     srv = LlamaServer(tmp_path).start()
-    llm = backend(srv, tmp_path, max_retries=1, timeout=20.0)
+    # the kill, not a timeout, must end the run: a dead server refuses at once, while a slow machine that shares
+    # its two cores with another test's server can take well over 20 s for one answer
+    llm = backend(srv, tmp_path, max_retries=1, timeout=600.0)
     stream = small_stream()
     chop = make_chunker("chop:size=200:overlap=40", ChunkerContext(llm=llm))
 
@@ -97,7 +99,7 @@ def test_server_dying_mid_run_keeps_every_finished_answer(tmp_path):
     finally:
         srv.stop()
     saved = llm.stats.calls
-    assert saved >= 2 and llm.stats.errors >= 1
+    assert saved >= 2 and llm.stats.errors >= 1, f"{saved} answers, {llm.stats.errors} errors"
     # same port, new server: the rerun asks only for what is missing
     srv2 = LlamaServer(tmp_path, port=srv.port).start()
     try:
