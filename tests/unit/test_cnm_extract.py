@@ -370,4 +370,4 @@ def test_a_question_is_tagged_with_a_library_model_never_a_variant_it_lacks():
     assert [r.cnm.model for r in shared.tag_queries(["Shades 2020: what is the lifetime?", "Does the QX9 drill?"],
                                                     ["Ripples 2020", "Shades 2020", "Brandco QX9"])] == \
         ["Shades 2020", "Brandco QX9"]
-    assert ExtractCnm().key == "extract:v6" and ExtractCnm(noun_method="yake").key == "extract:v6:nouns=yake"
+    assert ExtractCnm().key == "extract:v7" and ExtractCnm(noun_method="yake").key == "extract:v7:nouns=yake"

@@ -79,6 +79,7 @@ from core.methods.chop.rules import (
     VARIANT_WORDS,
     normalise_model,
 )
+from core.methods.chop.speech import noun_headed
 from core.methods.chop.titles import (
     family_words,
     first_level_headings,
@@ -99,6 +100,12 @@ UNKNOWN_CATEGORY = "unknown: no title, heading or opening line states the produc
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
 
 
+def _product_type(words: str) -> str | None:
+    """Title words read as a product type only when they make a noun phrase ("Flight Controller", not
+    "Optimized" or "Supports")."""
+    return words if words and noun_headed(words) else None
+
+
 def _units(documents: Sequence[Any]) -> list[str]:
     texts = [d.text for d in documents]
     if len(texts) >= 3:
@@ -109,7 +116,7 @@ def _units(documents: Sequence[Any]) -> list[str]:
 class ExtractCnm:
     """CNM extraction and continuity decisions learned from the library (no model; zero LLM calls)."""
 
-    version = "extract:v6"
+    version = "extract:v7"
     label = "extractor (no model)"
 
     def __init__(self, embedder: Any = None, min_similarity: float = 0.05, noun_method: str = NOUN_METHOD) -> None:
@@ -218,7 +225,7 @@ class ExtractCnm:
             after = spelled[past:]
             rest = [w for w in after if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
-            return Name(model, " ".join(rest) or None)
+            return Name(model, _product_type(" ".join(rest)))
         content = [w for w in words if w.lower() not in stopwords()]
         if not content:
             return Name()
@@ -233,7 +240,7 @@ class ExtractCnm:
             return Name(" ".join(words) if capitalised else " ".join(content), None)  # "K Fold" keeps its "K"
         if lib.titles_name_models and capitalised:
             return Name(" ".join(words), None)  # a name in a library whose other titles name models
-        return Name(None, " ".join(content))
+        return Name(None, _product_type(" ".join(content)))
 
     def title_lines(self, doc: Any) -> list[tuple[int, str]]:
         """(offset, line) of every line that opens a document: a first-level heading found once in the library,

@@ -15,6 +15,7 @@ from core.methods.chop.rules import (
     GENERIC_SERIES_WORDS,
     model_candidates,
 )
+from core.methods.chop.speech import noun_headed
 from core.text import stopwords
 
 #: words that name a kind of document, not a product: dropped from titles (see docs/METHODS.md)
@@ -105,14 +106,14 @@ def cover_line(text: str) -> str:
 def described_type(text: str) -> str | None:
     """The product type a document states in words on its first lines ("A program for ...", "... library for
     ...") or in a sentence ("..., which is a library for ..."): the lower-case words before "for", "that",
-    "which" or "to", without stop words and document words."""
+    "which" or "to", without stop words and document words, when the tagger reads them as a noun phrase."""
     stop = stopwords()
     head = "\n".join(text[:FIRST_PAGE].splitlines()[:12])
     for m in _DESCRIBED.finditer(head):
         if _COPULA & set(m.group(1).lower().split()):  # "the pen is designed for": a clause, not a noun phrase
             continue
         words = [w for w in m.group(1).split() if w.islower() and w not in stop and w not in DOCUMENT_WORDS]
-        if words and m.group(1).split()[-1] == words[-1]:
+        if words and m.group(1).split()[-1] == words[-1] and noun_headed(" ".join(words), _line_at(head, m.end())):
             return " ".join(words)
     return None
 
@@ -124,7 +125,8 @@ def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
     """In how many manuals each product type is stated right after the manual's own model ("the Orbit K5 flight
     controller", "The Nucleo F401RE board features ..."), from (model, text) pairs: one or two lower-case words,
     neither a stop word nor a document word, that the same text also writes after a determiner on their own ("the
-    board", "a flight controller"), so a verb after the model ("the Orbit K5 keeps its settings") never counts."""
+    board", "a flight controller") and the part-of-speech tagger reads as a noun phrase in its sentence
+    (`speech.noun_headed`), so a verb after the model ("the Orbit K5 keeps its settings") never counts."""
     stop = stopwords()
     found: Counter[str] = Counter()
     for model, text in named:
@@ -135,11 +137,20 @@ def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
                 phrase = words[:n]
                 if any(w in stop or w in DOCUMENT_WORDS for w in phrase):
                     continue
+                if " ".join(phrase) not in stated and not noun_headed(" ".join(phrase), _line_at(text, m.end())):
+                    continue  # a verb or an adjective after the model, as the tagger reads its sentence
                 if re.search(rf"(?i)\b{_DETERMINER}\s+{re.escape(' '.join(phrase))}\b(?![ \t]*{re.escape(model)})",
                              text):
                     stated.add(" ".join(phrase))
         found.update(stated)
     return found
+
+
+def _line_at(text: str, offset: int) -> str:
+    """The line of `text` holding `offset`, at most 300 characters either side: the sentence a phrase is tagged in."""
+    start = text.rfind("\n", max(0, offset - 300), offset) + 1 or max(0, offset - 300)
+    end = text.find("\n", offset, offset + 300)
+    return text[start:end if end >= 0 else offset + 300]
 
 
 def has_digit(word: str) -> bool:
