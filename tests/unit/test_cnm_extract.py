@@ -13,7 +13,7 @@ import pytest
 from core.chunkers.base import ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.ingest.datasets import attach_gold, joined, load_dataset
-from core.methods.chop import document_view, evidence, extract, family, reading, titles
+from core.methods.chop import document_view, evidence, extract, family, reading, speech, titles
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.extract import UNKNOWN_CATEGORY, ExtractCnm
 from core.methods.chop.reading import DOCUMENT_WORDS, SECTION_WORDS, Name, described_type, models_in
@@ -126,9 +126,9 @@ def test_no_word_the_extractor_knows_names_a_product_of_our_sets():
     vocabulary = set(stopwords()) | set(DOCUMENT_WORDS) | set(SECTION_WORDS) | set(VARIANT_WORDS)
     vocabulary |= {w.lower() for w in GENERIC_SERIES_WORDS}  # the words after which it reads a short code
     # the backend, what it reads in a text and in a library's titles, its view of a document, what it learns from a
-    # correction and how far it trusts each part
+    # correction, how far it trusts each part and how it asks the part-of-speech tagger
     source = "".join(Path(m.__file__).read_text(encoding="utf-8")
-                     for m in (extract, reading, titles, document_view, family, evidence))
+                     for m in (extract, reading, titles, document_view, family, evidence, speech))
     vocabulary |= set(family.DOCUMENT_TAIL)
     assert "RULE_SERIES_WORDS" not in source  # the rule backend's product-family words stay the rule backend's
     found = []
