@@ -100,10 +100,12 @@ UNKNOWN_CATEGORY = "unknown: no title, heading or opening line states the produc
 BLOCK = 20000  # a library of fewer than 3 documents is counted in blocks of this many characters
 
 
-def _product_type(words: str) -> str | None:
-    """Title words read as a product type only when they make a noun phrase ("Flight Controller", not
-    "Optimized" or "Supports")."""
-    return words if words and noun_headed(words) else None
+def _typed(model: str | None, words: str) -> Name:
+    """A model and the title words where its product type stands: the category when they make a noun phrase
+    ("Flight Controller"), else kept aside to say why the category is unknown ("Optimized")."""
+    if not words:
+        return Name(model, None)
+    return Name(model, words) if noun_headed(words) else Name(model, None, not_a_type=words)
 
 
 def _units(documents: Sequence[Any]) -> list[str]:
@@ -225,7 +227,7 @@ class ExtractCnm:
             after = spelled[past:]
             rest = [w for w in after if w.lower() not in stopwords()] or \
                    [w for w in words[:start] if w.lower() not in stopwords()]
-            return Name(model, _product_type(" ".join(rest)))
+            return _typed(model, " ".join(rest))
         content = [w for w in words if w.lower() not in stopwords()]
         if not content:
             return Name()
@@ -240,7 +242,7 @@ class ExtractCnm:
             return Name(" ".join(words) if capitalised else " ".join(content), None)  # "K Fold" keeps its "K"
         if lib.titles_name_models and capitalised:
             return Name(" ".join(words), None)  # a name in a library whose other titles name models
-        return Name(None, _product_type(" ".join(content)))
+        return _typed(None, " ".join(content))
 
     def title_lines(self, doc: Any) -> list[tuple[int, str]]:
         """(offset, line) of every line that opens a document: a first-level heading found once in the library,
@@ -312,6 +314,7 @@ class ExtractCnm:
             if not line:
                 continue
             n = self.name_of(line)
+            name.not_a_type = name.not_a_type or n.not_a_type
             if n.category and not n.model and norm_line(line) == norm_line(cover_line(text)):
                 n = Name(n.category, None)  # a name the document opens with ("AVRDUDE"), not a product type
             if n.model and not name.model:
@@ -335,7 +338,9 @@ class ExtractCnm:
         if not name.category and "category" not in sources:
             # a phrase frequent in this manual is one of its subjects, not its product type: on every set with
             # gold tags it never named the category, so the part stays unknown and says why
-            sources["category"] = UNKNOWN_CATEGORY
+            sources["category"] = UNKNOWN_CATEGORY if not name.not_a_type else (
+                f"unknown: the title's \"{name.not_a_type}\" is not a noun phrase (a part-of-speech tagger's "
+                "reading), so no product type; no heading or opening line states one")
         nouns = self.keyphrases((window or text)[:FIRST_PAGE], exclude=f"{name.model or ''} {name.category or ''}")
         if nouns:
             sources["nouns"] = "keyphrase"

@@ -200,6 +200,7 @@ class Name:
 
     model: str | None = None
     category: str | None = None
+    not_a_type: str | None = None  # title words where a product type would stand that are no noun phrase
 
 
 @dataclass
