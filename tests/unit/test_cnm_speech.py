@@ -16,7 +16,9 @@ from core.schema.documents import Document
 
 
 @pytest.mark.parametrize("phrase", ["flight controller", "Battery Charger", "program", "air conditioner",
-                                    "macro-oscillator", "Eurorack synthesizer module", "charging dock"])
+                                    "macro-oscillator", "Eurorack synthesizer module", "charging dock",
+                                    # nouns the lexicon knows mostly as verbs or comparatives, and one it lacks
+                                    "heart rate monitor", "pump", "watch", "vacuum cleaner", "dehumidifier"])
 def test_product_types_are_noun_phrases(phrase):
     assert noun_headed(phrase)
 
@@ -28,6 +30,8 @@ def test_verbs_and_adjectives_are_not(phrase):
 
 def test_a_word_is_read_in_its_sentence():
     assert not noun_headed("keeps", "The Orbit K5 keeps its settings when the power is off.")
+    assert not noun_headed("supports", "The Orbit K5 supports four motors.")
+    assert noun_headed("monitor", "The Acme X5 monitor is easy to use.")
     assert noun_headed("board", "The Nucleo F401RE board features an ARM core.")
     # a phrase its context does not hold is read on its own
     assert noun_headed("board", "Nothing here.")

@@ -2,62 +2,83 @@
 
 A product type is a noun ("flight controller", "program"); the words the extractor's patterns sometimes catch in
 its place are not ("optimized", "designed", "keeps", "provides"). The patterns look at word shapes and
-positions; this module asks a real part-of-speech tagger what each word is in its sentence.
+positions; this module asks a real part-of-speech tagger what each word is.
 
-The tagger is TextBlob's English tagger (Pattern's Brill-style lexicon of about 100k words with its contextual
-and morphological rules), which ships inside the `textblob` wheel: it tags offline with nothing to download,
-in well under a millisecond per phrase. The usual alternatives fetch their models at run time (NLTK's perceptron
-tagger, spaCy's and stanza's pipelines), and a machine without internet cannot use them.
+The tagger is the Brill tagger of the Pattern project as TextBlob ships it: a lexicon of about 100k words with
+their most frequent tag, Brill's lexical rules for unknown words and his contextual rules, all inside the
+`textblob` wheel. It tags offline with nothing to download, in well under a millisecond per phrase; NLTK's
+perceptron tagger and spaCy's and stanza's pipelines fetch their models at run time, which a machine without
+internet cannot do. (TextBlob's own `tag()` skips the contextual and lexical rules; `tags` applies them, as
+Pattern does.)
 
 Tags are the Penn Treebank's: NN/NNS/NNP/NNPS nouns, JJ adjectives, VB* verbs. A phrase is noun-headed when its
-last word is a noun and every word before it a noun, an adjective or a gerund ("charging dock"). An unknown
-hyphenated word is tagged as an adjective by the lexicon's rules, so a hyphenated last word is judged by its last
-part ("macro-oscillator" by "oscillator").
+last word is a noun and every word before it a noun, an adjective or a gerund ("charging dock"). The lexicon
+keeps one tag per word, so a noun that is more often a verb ("monitor", "pump", "watch") is tagged as one; such a
+word still counts as a noun when tagged in its base form (VB, VBP) or as a comparative ("cleaner") and the
+lexicon knows its plural as a plural noun ("monitors"); a word the lexicon lacks that the suffix rules call a
+comparative is an agent noun ("defroster"). A third-person verb ("keeps", "supports"), a participle
+("designed") or an adjective ("compatible") never counts. An unknown hyphenated word is tagged as an adjective by
+the rules, so a hyphenated last word is judged by its last part ("macro-oscillator" by "oscillator").
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 _NOUN = ("NN", "NNS", "NNP", "NNPS")
 _MODIFIER = _NOUN + ("JJ", "JJR", "JJS", "VBG")
+_AMBIGUOUS = ("VB", "VBP", "JJR")  # tags a noun the lexicon knows mostly in another use may get
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
 @lru_cache(maxsize=1)
-def _tagger() -> Callable[[str], list[tuple[str, str]]]:
-    from textblob.en import tag  # imported on first use: it loads its lexicon (about 0.2 s)
+def _lexicon() -> Any:
+    from textblob.en import lexicon  # imported on first use: it loads the lexicon (about 0.2 s)
 
-    return tag
+    return lexicon
+
+
+def _tag(tokens: list[str], in_context: bool) -> list[tuple[str, str]]:
+    from textblob._text import find_tags
+
+    lx = _lexicon()
+    found = find_tags(tokens, lexicon=lx, morphology=lx.morphology, entities=lx.entities,
+                      context=lx.context if in_context else None, default=("NN", "NNP", "CD"), language="en")
+    return [(w, t) for w, t in found]
 
 
 @lru_cache(maxsize=4096)
 def tags(sentence: str) -> tuple[tuple[str, str], ...]:
-    """(word, Penn tag) of every word of `sentence`, in order."""
-    return tuple((w, t) for w, t in _tagger()(sentence) if _WORD.fullmatch(w))
+    """(word, Penn tag) of every word of `sentence`, in order, read with the contextual rules."""
+    tokens = re.findall(r"[A-Za-z0-9][\w'.-]*[\w]|[A-Za-z0-9]|[^\w\s]", sentence)
+    return tuple((w, t) for w, t in _tag(tokens, True) if _WORD.fullmatch(w))
 
 
-def _head_tag(word: str, tag: str) -> str:
-    if "-" in word.strip("-") and tag not in _NOUN:
-        return tags(f"the {word.rsplit('-', 1)[-1]}")[-1][1]
-    return tag
+def _noun(word: str, tag: str) -> bool:
+    if tag in _NOUN:
+        return True
+    if "-" in word.strip("-"):
+        part = word.rsplit("-", 1)[-1]
+        return _noun(part, _tag([part], False)[0][1])
+    lx, w = _lexicon(), word.lower()
+    if w not in lx:  # tagged by the suffix rules: an unknown "-er" word is an agent noun more than a comparative
+        return tag == "JJR"
+    return tag in _AMBIGUOUS and any(lx.get(w + s) == "NNS" for s in ("s", "es"))
 
 
 def noun_headed(phrase: str, context: str | None = None) -> bool:
     """Whether `phrase` is a noun phrase: tagged in `context` (the sentence the text writes it in) when given and
-    found there, else as the object of "the" ("the flight controller"), lower case. False for an empty phrase."""
+    found there, else word by word from the lexicon, lower case. False for an empty phrase."""
     words = _WORD.findall(phrase)
     if not words:
         return False
     tagged = _find(words, tags(context)) if context else None
     if tagged is None:
-        tagged = list(tags("the " + " ".join(words).lower()))[1:]
-    if len(tagged) != len(words):
-        return False
+        tagged = _tag([w.lower() for w in words], False)
     *before, (last, last_tag) = tagged
-    return _head_tag(last, last_tag) in _NOUN and all(t in _MODIFIER for _, t in before)
+    return _noun(last, last_tag) and all(t in _MODIFIER or _noun(w, t) for w, t in before)
 
 
 def _find(words: list[str], tagged: tuple[tuple[str, str], ...]) -> list[tuple[str, str]] | None:
