@@ -28,6 +28,32 @@ def test_verbs_and_adjectives_are_not(phrase):
     assert not noun_headed(phrase)
 
 
+def _listed(text: str) -> list[str]:
+    return text.split()
+
+
+TYPE_WORDS = _listed("""
+    monitor switch display light mount shield hub sensor charger speaker drill saw press router drive cooker fan
+    heater kettle watch phone tablet printer scanner lamp fridge washer dryer iron blender mixer filter pump
+    controller board kit module camera oscillator attenuator sampler sequencer cleaner purifier alarm bank cam hood
+    program library compiler editor shell utility conditioner dehumidifier humidifier smartphone smartwatch band
+    tracker headset earbuds keyboard mouse receiver amplifier synthesizer drone robot vacuum toothbrush shaver oven
+    microwave thermostat lock doorbell projector television radio tuner interface adapter dock stand case cover
+    battery inverter regulator attenuverter""")
+OTHER_WORDS = _listed("""
+    optimized designed supports provides compatible keeps manages works includes made built allows enables uses
+    offers lets comes runs powered based featuring intended available new improved latest original advanced
+    portable wireless smart faster better bigger""")
+
+
+def test_the_measured_word_lists_as_docs_methods_reports_them():
+    """The figures docs/METHODS.md gives for the tagger: of these 92 product-type words it misses three, of these
+    34 verbs and adjectives it lets two pass."""
+    assert len(TYPE_WORDS) == 92 and len(OTHER_WORDS) == 34
+    assert [w for w in TYPE_WORDS if not noun_headed(w)] == ["saw", "stand", "cover"]
+    assert [w for w in OTHER_WORDS if noun_headed(w)] == ["works", "better"]
+
+
 def test_a_word_is_read_in_its_sentence():
     assert not noun_headed("keeps", "The Orbit K5 keeps its settings when the power is off.")
     assert not noun_headed("supports", "The Orbit K5 supports four motors.")
