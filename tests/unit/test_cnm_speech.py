@@ -13,6 +13,7 @@ from core.methods.chop.reading import Name, described_type, types_after_models
 from core.methods.chop.speech import noun_headed
 from core.pipeline import chunk_documents
 from core.schema.documents import Document
+from tests.support.data import ROOT
 
 
 @pytest.mark.parametrize("phrase", ["flight controller", "Battery Charger", "program", "air conditioner",
@@ -97,3 +98,16 @@ def test_a_verb_after_the_model_is_never_a_stated_type_even_when_written_after_a
 def test_a_described_clause_is_no_type():
     assert described_type("Orbit K5\nThe orbit is designed for racing frames.\n") is None
     assert described_type("avrdude\nA program for downloading code to AVR chips.\n") == "program"
+
+
+def test_the_tagger_loads_without_the_textblob_package_and_its_nltk():
+    """Importing textblob runs its __init__, which imports NLTK and scipy.stats (1.7 s in a cold process); the
+    tagger loads TextBlob's tagger module from its file, so a CHOP run pays for neither."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from core.methods.chop.speech import noun_headed; assert noun_headed('board'); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nltk', 'textblob')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(ROOT)).stdout
+    assert out.strip() == "[]"

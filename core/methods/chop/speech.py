@@ -23,6 +23,8 @@ the rules, so a hyphenated last word is judged by its last part ("macro-oscillat
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 from functools import lru_cache
 from typing import Any
@@ -34,18 +36,36 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
 @lru_cache(maxsize=1)
-def _lexicon() -> Any:
-    from textblob.en import lexicon  # imported on first use: it loads the lexicon (about 0.2 s)
+def _pattern() -> tuple[Any, Any]:
+    """TextBlob's tagger module and its English lexicon, loaded on first use (about 0.1 s). The module is loaded
+    from its file rather than imported: importing any part of the `textblob` package runs its `__init__`, which
+    imports NLTK and, through it, scipy.stats (1.7 s on a cold process, for nothing the tagger uses)."""
+    package = importlib.util.find_spec("textblob")
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("textblob is not installed (requirements.txt)")
+    root = package.submodule_search_locations[0]
+    spec = importlib.util.spec_from_file_location("chunklens_textblob_text", os.path.join(root, "_text.py"))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"textblob's tagger module is missing from {root}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    en = os.path.join(root, "en")
+    lexicon = module.Lexicon(path=os.path.join(en, "en-lexicon.txt"),
+                             morphology=os.path.join(en, "en-morphology.txt"),
+                             context=os.path.join(en, "en-context.txt"),
+                             entities=os.path.join(en, "en-entities.txt"), language="en")
+    return module, lexicon
 
-    return lexicon
+
+def _lexicon() -> Any:
+    return _pattern()[1]
 
 
 def _tag(tokens: list[str], in_context: bool) -> list[tuple[str, str]]:
-    from textblob._text import find_tags
-
-    lx = _lexicon()
-    found = find_tags(tokens, lexicon=lx, morphology=lx.morphology, entities=lx.entities,
-                      context=lx.context if in_context else None, default=("NN", "NNP", "CD"), language="en")
+    module, lx = _pattern()
+    found = module.find_tags(tokens, lexicon=lx, morphology=lx.morphology, entities=lx.entities,
+                             context=lx.context if in_context else None, default=("NN", "NNP", "CD"),
+                             language="en")
     return [(w, t) for w, t in found]
 
 
