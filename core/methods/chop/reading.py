@@ -134,14 +134,13 @@ def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
         for m in re.finditer(rf"(?<![\w-]){re.escape(model)}[ \t]+([a-z][a-z-]+)(?:[ \t]+([a-z][a-z-]+))?", text):
             words = [w for w in m.groups() if w]
             for n in (2, 1)[2 - len(words):]:
-                phrase = words[:n]
-                if any(w in stop or w in DOCUMENT_WORDS for w in phrase):
+                phrase = " ".join(words[:n])
+                if phrase in stated or any(w in stop or w in DOCUMENT_WORDS for w in words[:n]):
                     continue
-                if " ".join(phrase) not in stated and not noun_headed(" ".join(phrase), _line_at(text, m.end())):
+                if not noun_headed(phrase, _line_at(text, m.end())):
                     continue  # a verb or an adjective after the model, as the tagger reads its sentence
-                if re.search(rf"(?i)\b{_DETERMINER}\s+{re.escape(' '.join(phrase))}\b(?![ \t]*{re.escape(model)})",
-                             text):
-                    stated.add(" ".join(phrase))
+                if re.search(rf"(?i)\b{_DETERMINER}\s+{re.escape(phrase)}\b(?![ \t]*{re.escape(model)})", text):
+                    stated.add(phrase)
         found.update(stated)
     return found
 

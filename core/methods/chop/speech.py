@@ -103,9 +103,9 @@ def noun_headed(phrase: str, context: str | None = None) -> bool:
 
 def _find(words: list[str], tagged: tuple[tuple[str, str], ...]) -> list[tuple[str, str]] | None:
     """The tagged words of the first place `words` stand in `tagged`, compared case-folded."""
-    folded = [w.casefold() for w in words]
+    folded, written = [w.casefold() for w in words], [w.casefold() for w, _ in tagged]
     n = len(words)
     for i in range(len(tagged) - n + 1):
-        if [w.casefold() for w, _ in tagged[i:i + n]] == folded:
+        if written[i:i + n] == folded:
             return list(tagged[i:i + n])
     return None
