@@ -39,12 +39,14 @@ spec = st.selectbox("CHOP run", list(results))
 log = EditLog(state.library().edits_dir)
 key = run_key(corpus.documents, results[spec].run.identity)
 edited = st.session_state.get("edited", {}).get(key)
+unfit = False  # saved edits that no longer fit the run: said, and offered to Discard below
 if edited is None and (saved := log.batches(key)):
     try:
         edited = replay_cnm_edits(services, corpus, results[spec], saved)
         st.session_state.setdefault("edited", {})[key] = edited
         st.caption(f"{sum(len(b) for b in saved)} saved edit(s) applied.")
     except ChunkLensError as exc:
+        unfit = True
         st.warning(f"Saved edits no longer fit this run and were not applied: {md_escape(str(exc))}")
 for line in log.problems:  # a damaged edit log, kept aside: said now, and on every page until dismissed
     st.warning(md_escape(line))
@@ -156,9 +158,9 @@ def family_panel(latest) -> None:
 
 
 family_panel(st.session_state.get("edited", {}).get(key) or current)
-if edited and confirm.confirmed("Discard edits", f"discard:{key}", "Discard every saved tag edit of this run? "
-                                "The chunks go back to the tags the backend gave; this cannot be undone.",
-                                "Yes, discard the edits"):
-    st.session_state["edited"].pop(key, None)
+if (edited or unfit) and confirm.confirmed("Discard edits", f"discard:{key}", "Discard every saved tag edit of this "
+                                           "run? The chunks go back to the tags the backend gave; this cannot be "
+                                           "undone.", "Yes, discard the edits"):
+    st.session_state.setdefault("edited", {}).pop(key, None)
     log.clear(key)
     st.rerun()

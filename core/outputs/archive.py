@@ -57,7 +57,7 @@ from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
 from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
 from core.methods.chop.cnm import CNM
-from core.methods.chop.edits import CnmEdit, EditLog
+from core.methods.chop.edits import EditLog, stored_edit
 from core.schema.documents import Document, Segment, documents_by_id
 from core.settings import ADDRESS_FIELDS, SETTINGS_FILE, VISITOR_FIELDS, Settings
 
@@ -268,14 +268,12 @@ def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipI
             continue
         try:
             data = _json(zf, info)
-            batches = [[CnmEdit(**e) for e in batch] for batch in data["batches"]]
+            batches = [[stored_edit(e) for e in batch] for batch in data["batches"]]  # every field checked
             for batch in batches:
                 for e in batch:
-                    if not isinstance(e.chunk_id, str) or e.continuity not in (None, True, False):
-                        raise TypeError("bad edit")
                     if e.cnm is not None:
                         e.cnm = CNM.model_validate(e.cnm).model_dump()
-        except (ChunkLensError, KeyError, TypeError, ValidationError) as exc:
+        except (ChunkLensError, KeyError, TypeError, ValueError) as exc:
             report.skipped.append(f"CNM edits for run {key[:8]}: not readable ({str(exc)[:80]})")
             continue
         for batch in batches:

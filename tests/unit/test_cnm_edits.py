@@ -137,3 +137,61 @@ def test_tags_are_read_and_written_through_the_cnm_type():
     CNM(category="air conditioner", nouns=["filter"], model=" 225B ").put(chunk)
     assert chunk.meta["cnm"] == {"category": "air conditioner", "nouns": ["filter"], "model": "225B", "confidence": 0.0}
     assert CNM.of(chunk).model == "225B" and not CNM.of(chunk).is_empty()
+
+
+#: edits whose every field but one is sound: each must keep its whole file out of the replay
+MALFORMED_EDITS = {
+    "sources is text": {"chunk_id": "d#1", "cnm": {"model": "X9"}, "sources": "title"},
+    "sources names no tag part": {"chunk_id": "d#1", "cnm": {"model": "X9"}, "sources": {"price": "title"}},
+    "a source is no text": {"chunk_id": "d#1", "cnm": {"model": "X9"}, "sources": {"model": 5}},
+    "cnm is text": {"chunk_id": "d#1", "cnm": "X9"},
+    "nouns are a number": {"chunk_id": "d#1", "cnm": {"nouns": 5}},
+    "continuity is text": {"chunk_id": "d#1", "continuity": "yes"},
+    "continuity is a number": {"chunk_id": "d#1", "continuity": 0.0},
+    "chunk id is a list": {"chunk_id": ["d#1"], "continuity": False},
+    "an unknown field": {"chunk_id": "d#1", "continuity": False, "weight": 3},
+    "an edit is a list": ["d#1", False],
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_EDITS))
+def test_an_edit_log_with_one_malformed_field_is_kept_aside_with_one_line(tmp_path, case):
+    """An edit file is read whole or not at all: a field of the wrong shape (an imported or hand-made file) is
+    refused when read, with one line, instead of failing later in the inspector's replay on every visit."""
+    import json
+
+    key = "0123456789abcdef" * 2
+    log = EditLog(tmp_path / "cnm_edits")
+    log.append(key, "chop", [CnmEdit("d#0", continuity=True)])
+    path = log.path(key)
+    data = json.loads(path.read_text())
+    data["batches"].append([MALFORMED_EDITS[case]])
+    path.write_text(json.dumps(data))
+
+    log = EditLog(tmp_path / "cnm_edits")
+    assert log.batches(key) == []
+    [line] = log.problems
+    [kept] = sorted(path.parent.glob(f"{path.name}.damaged-*"))
+    assert "\n" not in line and line.startswith(f"{path}: damaged (") and kept.name in line
+    assert not path.exists() and json.loads(kept.read_text()) == data
+
+
+def test_a_library_archive_with_malformed_edits_imports_the_rest_and_says_so(tmp_path):
+    import json
+
+    from core.infra.workspace import Workspace
+    from core.ingest.library import Library
+    from core.outputs.archive import import_archive
+    from tests.support.archives import DOC, archive
+
+    key = "0123456789abcdef" * 2
+    edits = {"spec": "chop", "batches": [[{"chunk_id": "a#1", "cnm": {"model": "X9"}, "sources": "title"}]]}
+    ws = Workspace.open(tmp_path / "ws")
+    report = import_archive(archive({"libraries/abcdef12/order.json": json.dumps(["a"]).encode(),
+                                     "libraries/abcdef12/texts/a.json": DOC,
+                                     f"libraries/abcdef12/cnm_edits/{key}.json": json.dumps(edits).encode()}), ws)
+    assert report.added == ["document a"]
+    [line] = [s for s in report.skipped if s.startswith("CNM edits")]
+    assert line.startswith(f"CNM edits for run {key[:8]}: not readable") and "sources" in line
+    log = EditLog(Library(ws.uploads, "abcdef12").edits_dir)
+    assert log.run_keys() == [] and log.batches(key) == [] and log.problems == []

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.infra.errors import ChunkLensError
 from core.infra.jsonio import loads_checked
 from core.infra.storage import locked, write_atomically
 from core.methods.chop.cnm import CNM, prefix_text
-from core.methods.chop.evidence import BY_HAND, sources_text
+from core.methods.chop.evidence import BY_HAND, PARTS, sources_text
 from core.schema.chunks import Chunk
 
 
@@ -161,15 +163,41 @@ def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
 _KEY_RE = re.compile(r"^[0-9a-f]{32}$")
 
 
+def stored_edit(item: Any) -> CnmEdit:
+    """One edit as an edit file (or an imported library's) holds it, every field checked: a chunk id, a tag that
+    reads as a CNM, a true / false decision, and sources naming tag parts with text. ValueError with a short
+    reason otherwise, so a damaged or hand-made file is refused when read, not when the inspector replays it."""
+    if not isinstance(item, dict):
+        raise ValueError(f"an edit is not an object: {str(item)[:60]}")
+    unknown = sorted(set(item) - set(CnmEdit.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"an edit has unknown fields: {', '.join(map(str, unknown))[:60]}")
+    chunk_id, cnm, continuity, sources = (item.get(k) for k in ("chunk_id", "cnm", "continuity", "sources"))
+    if not isinstance(chunk_id, str) or not chunk_id:
+        raise ValueError(f"an edit names no chunk: {str(chunk_id)[:60]}")
+    if continuity is not None and not isinstance(continuity, bool):
+        raise ValueError(f"{chunk_id[:60]}: 'continuity' is not true, false or null")
+    if cnm is not None:
+        if not isinstance(cnm, dict):
+            raise ValueError(f"{chunk_id[:60]}: 'cnm' is not a tag object")
+        try:
+            CNM.model_validate(cnm)
+        except ValidationError as exc:
+            raise ValueError(f"{chunk_id[:60]}: 'cnm' is not category / nouns / model text") from exc
+    if sources is not None and not (isinstance(sources, dict) and all(
+            k in PARTS and isinstance(v, str) for k, v in sources.items())):
+        raise ValueError(f"{chunk_id[:60]}: 'sources' does not map category / nouns / model to text")
+    return CnmEdit(chunk_id, cnm, continuity, sources)
+
+
 def _stored_batches(path: Path) -> list[list[CnmEdit]]:
-    """The batches in an edit file; ValueError with a short reason when it is damaged."""
+    """The batches in an edit file; ValueError with a short reason when it is damaged (any field of any edit)."""
     data = loads_checked(path.read_bytes())  # ValueError with the reason, RecursionError included
     if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
         raise ValueError("no list of batches in it")
-    try:
-        return [[CnmEdit(**e) for e in batch] for batch in data["batches"]]
-    except TypeError as exc:
-        raise ValueError(f"not a list of edit batches ({exc})") from exc
+    if not all(isinstance(batch, list) for batch in data["batches"]):
+        raise ValueError("a batch is not a list of edits")
+    return [[stored_edit(e) for e in batch] for batch in data["batches"]]
 
 
 class EditLog:
