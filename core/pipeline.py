@@ -1,13 +1,15 @@
 """Document(s) + chunker + embedder -> chunks -> vectors -> Chroma collection, with progress and caching.
 
 The app and the command line both go through these two steps, so what one shows the other measures.
-Chunk runs are cached on disk by (documents, chunker identity: the parameters that shape the chunks and the
-embedder or LLM the chunker uses); collections by (corpus, chunker identity, embedder); vectors by
+Chunk runs are cached on disk by (documents as chunked: their text, title, source, pages, outline and every other
+field a chunker may read, `document_key`; chunker identity: the parameters that shape the chunks and the embedder
+or LLM the chunker uses); collections by (the same documents, chunker identity, embedder); vectors by
 (embedder, text); LLM answers by (backend, request). A rerun with the same inputs recomputes nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -28,10 +30,50 @@ from core.store.lexical import LexicalIndex, LexicalStore, lexical_name
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 
 
+#: `Document` fields that no key holds, each with why. Every other field is keyed (`document_key`): a field added to
+#: `Document` is keyed until a line here says why it need not be (tests/unit/test_run_keys.py checks both ways).
+UNKEYED_FIELDS: dict[str, str] = {
+    "notes": "what loading told the user (a guessed encoding, an unreadable page): no chunker, index, retrieval "
+             "policy, export or metric reads it",
+}
+
+
+def document_key(doc: Document) -> str:
+    """A digest of the document as chunked, indexed and scored: its text and every other field of `Document` but
+    `UNKEYED_FIELDS`. Chunkers read more than the text: `prefix=title|headings` the title and the outline, CHOP's
+    tags the title and the file name (`source`), routing the title, export the title and the page starts, CHOP's
+    report fields the gold tags (`cnm`, and each segment's). Keyed by the text alone, a library holding a text
+    under one title was served the chunks, tags and scores another library had made of it under another title.
+
+    Derived from the dataclass's fields rather than listed, so a new field cannot be forgotten; values are compared
+    as JSON, so an outline read back from disk (lists) keys as the one just parsed (tuples)."""
+    h = hashlib.sha256()
+    for f in dataclasses.fields(Document):
+        if f.name in UNKEYED_FIELDS:
+            continue
+        value = getattr(doc, f.name)
+        data = f"s{value}" if isinstance(value, str) else \
+            "j" + json.dumps(value, default=_plain, sort_keys=True, ensure_ascii=False)
+        raw = data.encode("utf-8", "surrogatepass")
+        h.update(f"{f.name}\x00{len(raw)}\x00".encode())
+        h.update(raw)
+    return h.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A nested dataclass (a stream's `Segment`) as JSON takes it; anything else JSON cannot take is an error,
+    never keyed by its `repr`."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"a document field holds a {type(value).__name__}, which no key can name")
+
+
 def corpus_fingerprint(docs: Sequence[Document]) -> str:
+    """The documents as chunked, in order (`document_key`): what chunk runs, collections, the bench memo and the
+    app's session runs are keyed by."""
     h = hashlib.sha256()
     for d in docs:
-        h.update(f"{d.doc_id}\x00{d.fingerprint}\x00".encode())
+        h.update(f"{d.doc_id}\x00{document_key(d)}\x00".encode())
     return h.hexdigest()[:24]
 
 
@@ -68,6 +110,16 @@ def run_key(docs: Sequence[Document], identity: str) -> str:
     """The name of a chunk run over `docs` by the chunker with this identity: its cache file's stem, and the key
     its hand edits are kept under."""
     return hashlib.sha256(f"{corpus_fingerprint(docs)}|{identity}".encode()).hexdigest()[:32]
+
+
+def text_only_run_key(docs: Sequence[Document], identity: str) -> str:
+    """The name `run_key` gave a run before it keyed every field a chunker reads: doc ids and texts only. Never a
+    cache key (it is the one another library's title poisoned); only where a library's hand edits were saved
+    before, so that they are found again (`core.workbench.runs.edits_key`)."""
+    h = hashlib.sha256()
+    for d in docs:
+        h.update(f"{d.doc_id}\x00{d.fingerprint}\x00".encode())
+    return hashlib.sha256(f"{h.hexdigest()[:24]}|{identity}".encode()).hexdigest()[:32]
 
 
 def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) -> ChunkRun | None:

@@ -19,6 +19,7 @@ from core.pipeline import run_key
 from core.workbench import (
     MAX_TAGS_BYTES,
     apply_cnm_edits,
+    edits_key,
     evaluate_result,
     gold_tags,
     replay_cnm_edits,
@@ -37,7 +38,7 @@ if not results or services is None:
 
 spec = st.selectbox("CHOP run", list(results))
 log = EditLog(state.library().edits_dir)
-key = run_key(corpus.documents, results[spec].run.identity)
+key = edits_key(log, corpus.documents, results[spec].run.identity)  # finds edits saved under the text-only key
 edited = st.session_state.get("edited", {}).get(key)
 unfit = False  # saved edits that no longer fit the run: said, and offered to Discard below
 if edited is None and (saved := log.batches(key)):

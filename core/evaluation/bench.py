@@ -15,6 +15,7 @@ the questions, counted: {"filter": 48, "none (no model)": 2}, {"none (one docume
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import threading
@@ -35,7 +36,8 @@ from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, joined
-from core.pipeline import IndexedRun, ProgressFn, chunk_documents, index_run
+from core.pipeline import IndexedRun, ProgressFn, chunk_documents, corpus_fingerprint, index_run
+from core.schema.documents import Document
 from core.schema.questions import Question
 from core.schema.spans import Span
 from core.services import Services
@@ -92,7 +94,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             if options.cnm_examples and (taught := getattr(chunker, "taught", None)) is not None:
                 run = taught(run, data.documents, options.cnm_examples)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
-        memo_key = _memo_key(services, options, data.questions, queries, indexed, [spec, chunker.spec])
+        memo_key = _memo_key(services, options, data.documents, data.questions, queries, indexed,
+                             [spec, chunker.spec])
         t0 = time.perf_counter()
         scored = _memo_get(memo_key)
         from_memo = scored is not None
@@ -197,18 +200,26 @@ def with_intervals(per_question: Mapping[str, Sequence[float]]) -> dict[str, lis
     return {f"{m}_ci95": [float(lo), float(hi)] for m, (lo, hi) in zip(names, bounds)}
 
 
-def _memo_key(services: Services, options: BenchOptions, questions: Sequence[Question], queries: Sequence[str],
-              indexed: IndexedRun, specs: Sequence[str]) -> str:
+def _memo_key(services: Services, options: BenchOptions, documents: Sequence[Document],
+              questions: Sequence[Question], queries: Sequence[str], indexed: IndexedRun, specs: Sequence[str]) -> str:
     """Everything a run's scores depend on: the chunker as asked for (its spec: a retrieval policy such as
     `retrieval=filter` is not part of the run's identity), its collection (corpus, chunker identity with any hand
-    edits, embedder), the questions as asked and judged, the options and every setting (retrieval, reranker, LLM
-    backends)."""
-    asked = [[q.qid, query, [list(r) if isinstance(r, tuple) else r for r in q.references],
-              sorted(q.extra.items(), key=lambda kv: kv[0])] for q, query in zip(questions, queries)]
-    parts = [*specs, indexed.collection, indexed.run.identity, _chunks_digest(indexed),
+    edits, embedder), the documents as scored, the questions as asked and judged, the options and every setting
+    (retrieval, reranker, LLM backends).
+
+    The documents are keyed as the chunk runs are (`core.pipeline.corpus_fingerprint`: every `Document` field but
+    those said to be unread), since the scores read more than the text: routing reads the titles and CHOP's CNM
+    accuracy the gold tags. The questions are keyed by every field of `Question`, derived from the dataclass, so
+    a field added later is keyed too. Keying what the scores read, rather than keeping only the ranked spans and
+    computing the figures again on a replay, keeps the memo what it is for (a replay does no work, the bootstrap
+    intervals included) and keeps `_score_run` one function; the cost is that the key must name every input,
+    which the two derived digests do."""
+    asked = [[query, {f.name: getattr(q, f.name) for f in dataclasses.fields(Question)}]
+             for q, query in zip(questions, queries)]
+    parts = [*specs, indexed.collection, indexed.run.identity, _chunks_digest(indexed), corpus_fingerprint(documents),
              services.settings.model_dump_json(),
              json.dumps([list(options.ks), options.qualify_queries, options.join, options.retrieval.describe(),
-                         options.answers, options.answer_k], default=str, sort_keys=True),
+                         options.answers, options.answer_k, options.cnm_examples], default=str, sort_keys=True),
              json.dumps(asked, default=str, sort_keys=True)]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 

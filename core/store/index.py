@@ -87,6 +87,10 @@ def _unreachable(exc: BaseException) -> bool:
 
 
 def collection_name(corpus_fingerprint: str, chunker_spec: str, embedder_key: str) -> str:
+    """The collection of one chunk run's vectors. `corpus_fingerprint` names the documents as chunked
+    (`core.pipeline.corpus_fingerprint`: their texts and every field a chunker or the index reads, titles and
+    outlines among them), so a library never searches a collection built from another library's tags of the same
+    text; `chunker_spec` the chunker's identity, `embedder_key` the embedder."""
     digest = hashlib.sha256(f"{corpus_fingerprint}|{chunker_spec}|{embedder_key}".encode()).hexdigest()
     return f"cl-{digest[:32]}"
 

@@ -17,9 +17,20 @@ from core.chunkers.registry import make_chunker
 from core.evaluation.relevance import RelevanceCounter
 from core.evaluation.results import RunSummary
 from core.infra.errors import ChunkLensError, ConfigError
+from core.infra.storage import locked
 from core.methods.chop.cnm import cnm_backend_of
-from core.pipeline import ChunkRun, IndexedRun, chunk_documents, index_run, load_chunk_run
+from core.methods.chop.edits import EditLog
+from core.pipeline import (
+    ChunkRun,
+    IndexedRun,
+    chunk_documents,
+    index_run,
+    load_chunk_run,
+    run_key,
+    text_only_run_key,
+)
 from core.schema.chunks import Chunk
+from core.schema.documents import Document
 from core.services import Services
 from core.store.embeddings import read_extent, unread_share
 from core.store.lexical import lexical_tokens
@@ -224,6 +235,20 @@ def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool,
 def _llm_calls(services: Services) -> int:
     backend = cnm_backend_of(services)
     return backend.stats.calls if backend is not None else 0
+
+
+def edits_key(log: EditLog, docs: Sequence[Document], identity: str) -> str:
+    """The key a run's hand edits are saved under in a library's `log`: the run's key (`run_key`, the documents as
+    chunked). Edits saved when that key held the doc ids and texts only (`text_only_run_key`) are moved to it the
+    first time the run is opened, under the log's lock, so no hand work is lost to the new key. The log is the
+    library's own, so what it holds under the old key are that library's edits, never another's."""
+    key = run_key(docs, identity)
+    old = text_only_run_key(docs, identity)
+    if old != key and log.path(old).exists():
+        with locked(log.folder / ".lock"):
+            if log.path(old).exists() and not log.path(key).exists():
+                log.path(old).replace(log.path(key))
+    return key
 
 
 def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> dict[str, ChunkerResult]:
