@@ -7,6 +7,7 @@ stream coordinates and continuity decisions can be scored against the true joins
 from __future__ import annotations
 
 import io
+import posixpath
 import re
 import time
 import unicodedata
@@ -18,6 +19,7 @@ from pathlib import Path
 from core.infra.errors import DocumentError
 from core.ingest import pdf as pdf_reader
 from core.ingest import worker
+from core.ingest.safezip import ArchiveError, packed_sizes
 from core.schema.documents import Document, Segment
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # default upload limit; the app's setting `max_upload_mb` overrides it
@@ -25,12 +27,16 @@ SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".pdf", ".docx")
 JOIN_SEPARATOR = "\n\n"
 
 #: A DOCX is a ZIP archive that python-docx inflates whole into memory. These limits are checked on the ZIP's
-#: central directory before anything is inflated: the declared sizes bound what CPython's zipfile will return.
+#: central directory (packed sizes measured in the file) before anything but [Content_Types].xml is inflated: the
+#: declared unpacked sizes bound what CPython's zipfile will return.
 MAX_DOCX_UNPACKED_BYTES = 256 * 1024 * 1024  # everything, images included
 #: The XML python-docx parses (it builds every element as a Python object: about 2.3 s and 20 MB per MB of XML); a
 #: 500-page Word manual holds some 10 MB.
 MAX_DOCX_XML_BYTES = 32 * 1024 * 1024
 MAX_DOCX_RATIO = 100  # deflate tops out near 1030:1; real Word XML stays far below 100:1
+#: [Content_Types].xml, read here to find the XML parts: a real one lists a few dozen types in a few KB
+MAX_CONTENT_TYPES_BYTES = 2**20
+_CONTENT_TYPES = "[Content_Types].xml"
 _RATIO_CHECK_FROM = 256 * 1024  # small members (and archives) can have any ratio without doing harm
 _ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)  # what zipfile reads
 
@@ -317,8 +323,11 @@ def _reason(exc: BaseException) -> str:
 
 
 def _check_zip(name: str, data: bytes) -> None:
-    """Refuse a DOCX that is not a ZIP archive, or whose members would unpack to too much (a zip bomb), reading
-    only the central directory: nothing is inflated here."""
+    """Refuse a DOCX that is not a ZIP archive, whose members would unpack to too much (a zip bomb), or that holds
+    more XML than one document may. Judged on the central directory, with each member's packed size measured in the
+    file (`core.ingest.safezip.packed_sizes`), and on [Content_Types].xml, the one member inflated here (at most
+    MAX_CONTENT_TYPES_BYTES), which says which parts are XML. python-docx reads members with zipfile, which stops at
+    each one's stated size and checks its CRC, so what it inflates and parses is what was counted here."""
     kind = _sniff(data)
     if kind and not data.startswith(b"PK"):
         hint = "; save it without a password as .docx" if kind.startswith("legacy") else ""
@@ -326,32 +335,91 @@ def _check_zip(name: str, data: bytes) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
+            packed = packed_sizes(archive)
+            _check_unpacked(name, members, packed)
+            xml = sum(m.file_size for m in members if m.filename in _xml_parts(name, archive))
+    except ArchiveError as exc:
+        raise DocumentError(f"{name}: {exc}") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError) as exc:
         # NotImplementedError: a 'version needed to extract' above what zipfile knows (found by atheris)
         raise DocumentError(f"{name}: not a readable DOCX file (not a valid ZIP archive: {_reason(exc)})") from exc
+    if xml > MAX_DOCX_XML_BYTES:
+        raise DocumentError(f"{name}: the DOCX holds {_size(xml)} of XML, over the {_size(MAX_DOCX_XML_BYTES)} limit "
+                            "for one document")
+
+
+def _check_unpacked(name: str, members: list[zipfile.ZipInfo], packed: list[int]) -> None:
+    """The size checks of `_check_zip`, on the stated unpacked sizes (what zipfile inflates at most) over the
+    measured packed ones."""
     total = sum(m.file_size for m in members)
     if total > MAX_DOCX_UNPACKED_BYTES:
         raise DocumentError(f"{name}: the DOCX would unpack to {_size(total)}, over the "
                             f"{_size(MAX_DOCX_UNPACKED_BYTES)} limit (refused as a likely zip bomb)")
-    xml = sum(m.file_size for m in members if m.filename.lower().endswith((".xml", ".rels")))
-    if xml > MAX_DOCX_XML_BYTES:
-        raise DocumentError(f"{name}: the DOCX holds {_size(xml)} of XML, over the {_size(MAX_DOCX_XML_BYTES)} limit "
-                            "for one document")
-    for m in members:
+    for m, held in zip(members, packed):
         if m.flag_bits & 0x1:
             raise DocumentError(f"{name}: {m.filename} is encrypted inside the ZIP archive; save the document again "
                                 "from Word without a password")
         if m.compress_type not in _ZIP_METHODS:
             raise DocumentError(f"{name}: {m.filename} uses ZIP method {m.compress_type}, which cannot be unpacked; "
                                 "save the document again from Word")
-        ratio = m.file_size / max(m.compress_size, 1)
+        ratio = m.file_size / max(held, 1)
         if m.file_size >= _RATIO_CHECK_FROM and ratio > MAX_DOCX_RATIO:
             raise DocumentError(f"{name}: {m.filename} is compressed {ratio:.0f}:1, over the {MAX_DOCX_RATIO}:1 "
                                 "limit (refused as a likely zip bomb)")
-    packed = sum(m.compress_size for m in members)
-    if total >= _RATIO_CHECK_FROM and total / max(packed, 1) > MAX_DOCX_RATIO:
-        raise DocumentError(f"{name}: the DOCX is compressed {total / max(packed, 1):.0f}:1 as a whole, over the "
+    all_packed = max(sum(packed), 1)
+    if total >= _RATIO_CHECK_FROM and total / all_packed > MAX_DOCX_RATIO:
+        raise DocumentError(f"{name}: the DOCX is compressed {total / all_packed:.0f}:1 as a whole, over the "
                             f"{MAX_DOCX_RATIO}:1 limit (refused as a likely zip bomb)")
+
+
+def _xml_parts(name: str, archive: zipfile.ZipFile) -> set[str]:
+    """The members a DOCX reader parses as XML, whatever their names: [Content_Types].xml, every relationships part
+    (`.rels`, found by that name), and every part whose content type in [Content_Types].xml is XML (an Override
+    for its part name, else the Default for its extension, case-insensitive as in python-docx's
+    `_ContentTypeMap`); members named .xml are counted whatever their type."""
+    overrides, defaults = _content_types(name, archive)
+    parts = set()
+    for member in archive.namelist():
+        lower = member.lower()
+        ext = posixpath.splitext(lower)[1].removeprefix(".")
+        kind = overrides.get(f"/{lower}", defaults.get(ext, "")).split(";")[0].strip()
+        if lower.endswith((".xml", ".rels")) or kind.endswith(("+xml", "/xml")):
+            parts.add(member)
+    return parts
+
+
+def _content_types(name: str, archive: zipfile.ZipFile) -> tuple[dict[str, str], dict[str, str]]:
+    """[Content_Types].xml's Overrides (part name -> type) and Defaults (extension -> type), all lower case; none
+    when the member is missing (python-docx then refuses the file). Inflated with its bytes counted, and parsed
+    without entities, DTDs or network."""
+    from lxml import etree
+
+    try:
+        info = archive.getinfo(_CONTENT_TYPES)
+    except KeyError:
+        return {}, {}
+    if info.file_size > MAX_CONTENT_TYPES_BYTES:
+        raise DocumentError(f"{name}: its {_CONTENT_TYPES} is {_size(info.file_size)}, over the "
+                            f"{_size(MAX_CONTENT_TYPES_BYTES)} a DOCX's list of part types may take")
+    try:
+        with archive.open(info) as f:
+            blob = f.read(MAX_CONTENT_TYPES_BYTES + 1)
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+        root = etree.fromstring(blob, parser)
+    except (etree.LxmlError, *_DOCX_ERRORS, EOFError, NotImplementedError) as exc:
+        raise DocumentError(f"{name}: not a readable DOCX file ({_CONTENT_TYPES}: {_reason(exc)})") from exc
+    overrides: dict[str, str] = {}
+    defaults: dict[str, str] = {}
+    for el in root:
+        if not isinstance(el.tag, str):  # a comment or processing instruction
+            continue
+        kind = str(el.get("ContentType") or "").lower()
+        local = etree.QName(el).localname
+        if local == "Override":
+            overrides[str(el.get("PartName") or "").lower()] = kind
+        elif local == "Default":
+            defaults[str(el.get("Extension") or "").lower()] = kind
+    return overrides, defaults
 
 
 #: What python-docx, zipfile and lxml raise on damaged archives and XML, found by the fuzz tests: zlib.error for a

@@ -34,7 +34,7 @@ from core.infra.errors import DatasetError
 from core.infra.jsonio import jsonl_lines, loads_checked
 from core.infra.storage import write_atomically
 from core.ingest.datasets import check_question, corpus_documents, corpus_jsonl, questions_jsonl
-from core.ingest.safezip import ZipLimits, checked_members, open_archive, read_member
+from core.ingest.safezip import ArchiveError, ZipLimits, open_checked
 from core.schema.documents import Document
 from core.schema.questions import Question
 from core.schema.spans import Span, subtract, union
@@ -292,15 +292,12 @@ class ImportedSet:
 def read_zip(data: bytes, max_bytes: int) -> ImportedSet:
     """The documents and questions of an exported set (or any qa-spans v1 folder zipped, one level deep or at
     the top). Every span is checked against its document; any problem is a DatasetError of one line."""
-    from core.ingest.safezip import ArchiveError
-
     try:
-        zf = open_archive(io.BytesIO(data))
-        members = checked_members(zf, ZipLimits(max_members=50, max_total_bytes=max_bytes))
-        by_name = {Path(n).name: info for n, info in members.items() if n.count("/") <= 1}
-        if "corpus.jsonl" not in by_name or "questions.jsonl" not in by_name:
-            raise DatasetError("the zip holds no qa-spans v1 folder (corpus.jsonl and questions.jsonl)")
-        corpus, questions = (read_member(zf, by_name[n]).decode("utf-8") for n in ("corpus.jsonl", "questions.jsonl"))
+        with open_checked(io.BytesIO(data), ZipLimits(max_members=50, max_total_bytes=max_bytes)) as archive:
+            by_name = {Path(n).name: info for n, info in archive.members.items() if n.count("/") <= 1}
+            if "corpus.jsonl" not in by_name or "questions.jsonl" not in by_name:
+                raise DatasetError("the zip holds no qa-spans v1 folder (corpus.jsonl and questions.jsonl)")
+            corpus, questions = (archive.read(by_name[n]).decode("utf-8") for n in ("corpus.jsonl", "questions.jsonl"))
     except ArchiveError as exc:
         raise DatasetError(str(exc)) from None
     except UnicodeDecodeError:

@@ -26,9 +26,10 @@ never writes the server's settings (settings in the archive are parsed and retur
 to offer to its session), and it leaves the archive's chunk runs out of the workspace's shared run cache, where
 they would be served to every other library with the same documents (with prefixes and tags of the archive's
 making); the runs are recomputed from the imported documents when a chunker runs. The zip is checked as a whole by
-`core.ingest.safezip` first (and refused over MAX_ARCHIVE_BYTES), a member over the per-file upload limit is left
-out, and every member is parsed and validated before it is written under a name this module builds, never under
-the member's own name.
+`core.ingest.safezip` first (and refused over MAX_ARCHIVE_BYTES): packed sizes measured in the file, every member
+inflated once with its bytes counted. A member over the per-file upload limit (as inflated) is left out, and every
+member is parsed and validated before it is written under a name this module builds, never under the member's own
+name.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ import io
 import json
 import re
 import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,7 +55,7 @@ from core.ingest.datasets import gold_cnm, joined, questions_jsonl
 from core.ingest.documents import MAX_FILE_BYTES, MAX_TEXT_CHARS, SUPPORTED_SUFFIXES, join_documents
 from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
-from core.ingest.safezip import ArchiveError, ZipLimits, checked_members, open_archive, read_member
+from core.ingest.safezip import ArchiveError, CheckedZip, ZipLimits, open_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import EditLog, stored_edit
 from core.schema.documents import Document, Segment, documents_by_id
@@ -192,14 +192,14 @@ def export_archive(ws: Workspace, settings: Settings | None = None, lib_ids: Seq
 # ---------------------------------------------------------------- import
 
 
-def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
+def _json(zf: CheckedZip, info: zipfile.ZipInfo) -> Any:
     try:
-        return loads_checked(read_member(zf, info), info.filename[:80])
+        return loads_checked(zf.read(info), info.filename[:80])
     except ValueError as exc:  # also a member nested too deeply to parse (a RecursionError inside)
         raise ChunkLensError(str(exc)) from None
 
 
-def _manifest(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:
+def _manifest(zf: CheckedZip, members: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:
     if "manifest.json" not in members:
         raise ArchiveError("not a ChunkLens archive (no manifest.json)")
     try:
@@ -235,7 +235,7 @@ def _document(data: Any, doc_id: str) -> Document:
     return doc
 
 
-def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
+def _import_library(zf: CheckedZip, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
                     datasets_root: Path, report: ImportReport) -> None:
     have = documents_by_id(lib.documents())
     order = _json(zf, parts["order"]["order.json"]) if "order.json" in parts["order"] else list(parts["text"])
@@ -253,7 +253,7 @@ def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipI
                                   " with other text; this library's own was kept"))
             continue
         originals = [n for n in parts["original"] if Path(n).stem == doc_id and Path(n).suffix in SUPPORTED_SUFFIXES]
-        original = (originals[0], read_member(zf, parts["original"][originals[0]])) if originals else None
+        original = (originals[0], zf.read(parts["original"][originals[0]])) if originals else None
         if lib.import_document(doc, original):
             have[doc_id] = doc
             report.added.append(f"document {doc_id}")
@@ -281,7 +281,7 @@ def _import_library(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipI
         report.added.append(f"CNM edits for run {key[:8]}")
 
 
-def _import_questions(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
+def _import_questions(zf: CheckedZip, parts: dict[str, dict[str, zipfile.ZipInfo]], lib: Library,
                       datasets_root: Path, report: ImportReport) -> None:
     """The library's QA set: the bundled sample set by reference, another set from its questions.jsonl (checked
     against the imported documents). A library that has a set already keeps it."""
@@ -294,17 +294,17 @@ def _import_questions(zf: zipfile.ZipFile, parts: dict[str, dict[str, zipfile.Zi
     elif isinstance(marker, dict) and isinstance(marker.get("name"), str) and "questions.jsonl" in parts["questions"]:
         name = marker["name"][:80]
         try:
-            ds = lib.attach_questions(datasets_root, name, read_member(zf, parts["questions"]["questions.jsonl"]))
+            ds = lib.attach_questions(datasets_root, name, zf.read(parts["questions"]["questions.jsonl"]))
         except DatasetError as exc:
             report.skipped.append(f"QA set {name}: not usable ({str(exc)[:120]})")
             return
         report.added.append(f"QA set {name}: {len(ds.questions)} questions")
 
 
-def _import_judged(zf: zipfile.ZipFile, info: zipfile.ZipInfo, lib: Library, report: ImportReport) -> None:
+def _import_judged(zf: CheckedZip, info: zipfile.ZipInfo, lib: Library, report: ImportReport) -> None:
     """The questions judged in the app, merged into the library's own (same wording: the archive's judgments)."""
     try:
-        text = read_member(zf, info).decode("utf-8")
+        text = zf.read(info).decode("utf-8")
         questions = [parse_line(loads_checked(line, f"judged.jsonl:{n}"), f"judged.jsonl:{n}")
                      for n, line in jsonl_lines(text)]
     except (ChunkLensError, UnicodeDecodeError, ValueError) as exc:
@@ -322,7 +322,7 @@ def _skip_runs(runs: dict[str, zipfile.ZipInfo], report: ImportReport) -> None:
                               "this library)")
 
 
-def _read_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, report: ImportReport) -> None:
+def _read_settings(zf: CheckedZip, info: zipfile.ZipInfo, ws: Workspace, report: ImportReport) -> None:
     """The archive's settings, checked, into `report.settings`; nothing is written."""
     try:
         data = _json(zf, info)
@@ -334,11 +334,12 @@ def _read_settings(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ws: Workspace, re
     report.skipped.append("settings: not applied (an import never changes the saved settings)")
 
 
-def _over_limit(name: str, info: zipfile.ZipInfo, max_file_bytes: int, report: ImportReport) -> bool:
-    """A member bigger than one upload may be is left out, as the file itself would have been refused."""
-    if info.file_size <= max_file_bytes:
+def _over_limit(name: str, size: int, max_file_bytes: int, report: ImportReport) -> bool:
+    """A member bigger than one upload may be (`size`: as inflated, not as stated) is left out, as the file itself
+    would have been refused."""
+    if size <= max_file_bytes:
         return False
-    report.skipped.append(f"{name[:80]}: {megabytes(info.file_size)}, over the {megabytes(max_file_bytes)} "
+    report.skipped.append(f"{name[:80]}: {megabytes(size)}, over the {megabytes(max_file_bytes)} "
                           "limit per file (left out)")
     return True
 
@@ -353,16 +354,10 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, limits: 
     if len(data) > max_archive_bytes:
         raise ArchiveError(f"the archive is {megabytes(len(data))}, over the {megabytes(max_archive_bytes)} limit "
                            "for ChunkLens archives")
-    zf = open_archive(io.BytesIO(data))
-    with zf:
-        members = checked_members(zf, limits or ZipLimits())
+    with open_checked(io.BytesIO(data), limits or ZipLimits()) as zf:
+        members = zf.members
         _manifest(zf, members)
-        try:
-            damaged = zf.testzip()  # inflates each member in small blocks (sizes are already bounded)
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, zlib.error) as exc:
-            raise ArchiveError(f"the archive is damaged ({str(exc)[:120]})") from exc
-        if damaged is not None:
-            raise ArchiveError(f"member {damaged[:80]!r} is damaged (CRC mismatch); the archive is refused")
+        zf.verify()  # every member inflated once, counted and checked, before anything is written
         report = ImportReport()
         runs: dict[str, zipfile.ZipInfo] = {}
         libs: dict[str, dict[str, dict[str, zipfile.ZipInfo]]] = {}
@@ -373,7 +368,7 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, limits: 
                 continue
             if m is None:
                 report.skipped.append(f"{name[:80]}: not part of a ChunkLens archive (left out)")
-            elif _over_limit(name, info, max_file_bytes, report):
+            elif _over_limit(name, max(info.file_size, zf.inflated_size(name)), max_file_bytes, report):
                 continue
             elif m["settings"]:
                 settings_info = info
