@@ -19,8 +19,9 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from core.infra.clients import trusted_networks
 from core.infra.errors import ConfigError
 from core.infra.urls import redact_url
 from core.infra.workspace import default_root
@@ -45,6 +46,8 @@ ENVIRONMENT = {
     "CHUNKLENS_OFFER_PAID_BACKENDS": "offer_paid_backends",
     "CHUNKLENS_LLM_REQUESTS_PER_RUN": "llm_requests_per_run",
     "CHUNKLENS_LLM_REQUESTS_PER_HOUR": "llm_requests_per_hour",
+    "CHUNKLENS_READER_WORKERS": "reader_workers",
+    "CHUNKLENS_TRUSTED_PROXIES": "trusted_proxies",
 }
 #: CNM backends whose requests go to a server that may bill the operator's key
 PAID_LLMS = ("openai",)
@@ -73,8 +76,24 @@ class ServerConfig(BaseModel):
     offer_paid_backends: bool = False
     #: paid LLM requests one script run of a shared server may send (core.llm.budget)
     llm_requests_per_run: int = Field(default=100, ge=1, le=100_000)
-    #: paid LLM requests one library (visitor) may send per hour on a shared server; 0: no hourly limit
+    #: paid requests (LLM questions, embedding batches, rerank calls) one client may send per hour on a shared
+    #: server, counted by client address (core.infra.clients); 0: no hourly limit
     llm_requests_per_hour: int = Field(default=500, ge=0, le=1_000_000)
+    #: reader workers (core.ingest.worker, up to 1 GB each) alive at once in the server process, half of them at
+    #: most for one client (core.ingest.reader_pool)
+    reader_workers: int = Field(default=2, ge=1, le=64)
+    #: proxies in front of the server whose X-Forwarded-For names the client (addresses or networks; the
+    #: environment variable takes them comma-separated); none: the connection's own address is the client
+    trusted_proxies: list[str] = Field(default_factory=list)
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies(cls, value: object) -> object:
+        entries = [p for p in value.split(",") if p.strip()] if isinstance(value, str) else value
+        if isinstance(entries, list):
+            trusted_networks(str(p) for p in entries)  # a bad entry is a ValueError naming it
+            return [str(p).strip() for p in entries]
+        return entries
 
     def offered_llms(self, mode: str, kinds: tuple[str, ...]) -> list[str]:
         """The CNM backends among `kinds` a session in `mode` may pick: paid ones on a shared server only when the
@@ -91,10 +110,12 @@ class ServerConfig(BaseModel):
                 "LLM model": self.llm_model or "the backend's default",
                 "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
                 "reranker": redact_url(self.rerank_model) or "none configured",
-                "upload limit": f"{self.max_upload_mb} MB per file, {self.max_session_upload_mb} MB per session",
-                "paid LLM backends": (f"offered, {self.llm_requests_per_run} requests per run, "
-                                      f"{self.llm_requests_per_hour or 'no limit'} per hour"
-                                      if self.offer_paid_backends else "not offered")}
+                "upload limit": f"{self.max_upload_mb} MB per file, {self.max_session_upload_mb} MB per visitor",
+                "paid LLM backends": (f"offered, {self.llm_requests_per_run} requests per run"
+                                      if self.offer_paid_backends else "not offered"),
+                "paid requests (LLM, embedding, rerank)": f"{self.llm_requests_per_hour or 'no limit'} per visitor "
+                                                          "per hour",
+                "file readers": f"{self.reader_workers} at once"}
 
 
 def config_path() -> Path:

@@ -7,7 +7,12 @@ In a shared server that process is every visitor's, so one file must cost at mos
 - the worker caps its own address space (RLIMIT_AS) before it reads a byte, so a bomb ends in that worker with a
   MemoryError or an abort, and the server reports one line about the file;
 - the parent kills the worker when the job's wall-clock limit passes, whatever C loop it is stuck in;
-- each worker has its own PDFium, so uploads no longer queue behind one process-wide lock.
+- each worker has its own PDFium, so uploads no longer queue behind one process-wide lock;
+- workers are few: each takes a slot of the process's reader pool first (core.ingest.reader_pool: the operator's
+  `reader_workers`, and a share per client), so simultaneous uploads wait for a reader instead of each starting
+  a 1 GB process;
+- a worker gets a minimal environment (`worker_environment`): what Python, PDFium and the locale need, never the
+  server's keys (`OPENAI_API_KEY`) or settings, which code that reads hostile input has no use for.
 
 The protocol is deliberately dull: one JSON header line and the file's bytes on stdin; one JSON line (and, for a
 rendered page, the PNG after it) on stdout. Nothing is unpickled from the worker, which reads hostile input. A job
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from core.infra.errors import DocumentError
+from core.ingest import reader_pool
 
 #: What one file may cost its worker. PDFium holds a page's objects at a time; 1 GB of address space is several
 #: times what the largest real manual needs (a 2,000-page PDF reads in about 300 MB) and a fraction of a server.
@@ -45,6 +51,10 @@ JOBS = {
 }
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `core` package
+#: the server's environment variables a worker keeps: where programs and temporary files are, the locale, and
+#: Python's own search path; every other variable (keys, tokens, the operator's settings) stays behind
+_KEPT_ENVIRONMENT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
+                     "SYSTEMROOT")
 
 
 class ReaderFailure(Exception):
@@ -74,11 +84,34 @@ def run_job(job: str, name: str, data: bytes, options: dict[str, Any] | None = N
         raise ValueError(f"unknown worker job {job!r}")
     limits = limits or WorkerLimits()
     header = json.dumps({"job": job, "name": name, "options": options or {}, "memory": limits.memory})
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])))
+    notice = reader_pool.waiting_notice()
+    pool = reader_pool.POOL
+    try:
+        with pool.slot(on_wait=(lambda: notice(f"{name} waits for a free file reader (this server runs {pool.size} "
+                                               "at once: reader_workers)")) if notice else None):
+            return _run(name, header.encode() + b"\n" + data, limits)
+    except reader_pool.ReadersBusy:
+        raise DocumentError(f"{name}: not read, every file reader it may use stayed busy for "
+                            f"{reader_pool.WAIT_SECONDS:g} seconds (this server runs {pool.size} at once, {pool.share} "
+                            "for one visitor: reader_workers); try again in a few minutes") from None
+
+
+def worker_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a worker starts with: `_KEPT_ENVIRONMENT` of `environ` (the server's) and a PYTHONPATH that
+    finds `core`."""
+    environ = dict(os.environ if environ is None else environ)
+    env = {k: v for k, v in environ.items() if k in _KEPT_ENVIRONMENT or k.startswith("LC_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), environ.get("PYTHONPATH")]))
+    return env
+
+
+def _run(name: str, request: bytes, limits: WorkerLimits) -> tuple[dict[str, Any], bytes]:
+    """Start one worker, hand it `request` (header line and file), and read its answer."""
+    env = worker_environment()
     with subprocess.Popen([sys.executable, "-m", "core.ingest.worker"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=_ROOT) as proc:
         try:
-            out, err = proc.communicate(header.encode() + b"\n" + data, timeout=limits.seconds)
+            out, err = proc.communicate(request, timeout=limits.seconds)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
