@@ -46,6 +46,23 @@ def _services(settings, needs: set[str]):
     return build_services(settings, keys, needs=needs)
 
 
+def _check_examples(path: Path, dataset, examples: dict[str, dict[str, str]]) -> None:
+    """Refuse, before any slow work, an examples file the run cannot use: an example whose manual `--max-docs` or
+    `--doc-ids` left out (CHOP's teaching would fail once the chunkers had run), or a part longer than a CNM tag's
+    part may be (`MAX_FIELD_CHARS`)."""
+    from core.methods.chop.cnm import MAX_FIELD_CHARS
+
+    kept = {d.doc_id for d in dataset.documents}
+    for doc_id, parts in examples.items():
+        if doc_id not in kept:
+            raise ChunkLensError(f"{path}: no document '{doc_id[:80]}' among the {len(kept)} documents this run "
+                                 "benchmarks (--max-docs or --doc-ids leaves it out)")
+        for part, value in parts.items():
+            if len(value) > MAX_FIELD_CHARS:
+                raise ChunkLensError(f"{path}: the {part} of '{doc_id[:80]}' is {len(value):,} characters, over the "
+                                     f"{MAX_FIELD_CHARS} a CNM tag's part may hold")
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from core.evaluation.bench import BenchOptions, bench_dataset, format_table
     from core.ingest.datasets import (
@@ -68,6 +85,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
     if args.max_docs:
         datasets = [first_documents(d, args.max_docs) for d in datasets]
+    for ds, taught in zip(datasets, examples):
+        if taught:
+            _check_examples(args.cnm_examples, ds, taught)
     needs = needs_of(args.chunkers)  # unknown names and bad parameters fail now, too
     if args.answers < 0 or args.answer_k < 1:
         raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
