@@ -241,33 +241,32 @@ def cmd_warm(args: argparse.Namespace) -> int:
     """The sample set's vectors under the default settings, computed once in a scratch workspace and written where
     every workspace on the machine reads them (`machine_vectors_path`): the guided demo (the seven manuals joined,
     every default chunker, its questions, the reranker's sentences) and the default chunkers on the separate
-    manuals. A new workspace, a shared server's new visitor included, then embeds none of them again."""
+    manuals. A new workspace, a shared server's new visitor included, then embeds none of them again. A file that is
+    there already is read whole first (`file_problem`): one that is sound is left, a damaged one (or one another
+    model made) is rebuilt."""
     import tempfile
     import time
 
     from core.services import build_services
     from core.settings import Settings
-    from core.store.embedders import MACHINE_VECTORS_ENV, machine_vectors_path, publish_machine_vectors
-    from core.store.embeddings import BUNDLED_MINILM_FP32
-    from core.store.onnx_embedder import OnnxMiniLMEmbedder
+    from core.store.embedders import MACHINE_VECTORS_ENV, machine_vectors_path, model_files, publish_machine_vectors
+    from core.store.machine_file import file_problem
     from core.workbench import embed_sample_set
 
     started = time.perf_counter()
-    defaults = Settings()
-    if defaults.embedder == BUNDLED_MINILM_FP32:  # the usual case, answered without loading the model
-        target = machine_vectors_path(OnnxMiniLMEmbedder.key_for("fp32", defaults.long_text))
-        if target.exists() and not args.force:
-            print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
-            return 0
     with tempfile.TemporaryDirectory(prefix="chunklens-warm-") as scratch:
         before = os.environ.get(MACHINE_VECTORS_ENV)
         os.environ[MACHINE_VECTORS_ENV] = "off"  # compute every vector afresh, whatever an older file holds
         try:
             services = build_services(Settings(workspace=scratch))
-            target = machine_vectors_path(services.embedder.key)
+            model = services.embedder.inner
+            target = machine_vectors_path(model.key)
             if target.exists() and not args.force:
-                print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
-                return 0
+                problem = file_problem(target, model, model_files(model), full=True)
+                if problem is None:
+                    print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
+                    return 0
+                print(f"{target}: {problem}; rebuilding it", file=sys.stderr)
             embed_sample_set(services)
             computed = services.embedder.stats.computed
             source = services.workspace.cache / "embeddings.sqlite"
@@ -276,7 +275,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
                 os.environ.pop(MACHINE_VECTORS_ENV, None)
             else:
                 os.environ[MACHINE_VECTORS_ENV] = before
-        publish_machine_vectors(source, services.embedder.key)
+        publish_machine_vectors(source, model)
     print(f"{computed:,} sample-set vectors in {target} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return 0
 

@@ -10,6 +10,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from core.infra.errors import ChunkLensError
 from core.infra.storage import temporary_sibling
 from core.store.embeddings import (
     BUNDLED_MINILM_FP32,
@@ -18,11 +19,13 @@ from core.store.embeddings import (
     Embedder,
     EmbeddingCache,
     LongText,
-    MachineVectors,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
+    bundled_minilm_path,
 )
-from core.store.onnx_embedder import OnnxMiniLMEmbedder, default_model_folder
+from core.store.machine_file import MachineVectors, file_problem, first_open_problem, make_header, write_header
+from core.store.onnx_embedder import OnnxMiniLMEmbedder, default_model_folder, model_file
+from core.store.vector_checks import tell_once
 
 
 def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "truncate", cache_dir: Path | None = None,
@@ -37,7 +40,7 @@ def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "trunca
         inner = local_embedder(spec, long_text)
     if cache_dir is None:
         return inner
-    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"), machine=machine_vectors(inner.key))
+    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"), machine=machine_vectors(inner))
 
 
 #: set to "off" to ignore the machine's shared vectors (to time a machine that has none, say)
@@ -51,16 +54,33 @@ def machine_vectors_path(embedder_key: str) -> Path:
     return default_model_folder() / f"sample-vectors-{digest}.sqlite"
 
 
-def machine_vectors(embedder_key: str) -> MachineVectors | None:
-    """The machine's shared vectors for `embedder_key`, if `python -m core warm` built them and they are not
-    switched off; None otherwise (or if the file cannot be opened: the vectors are then computed as usual)."""
-    path = machine_vectors_path(embedder_key)
+def machine_vectors(embedder: Embedder) -> MachineVectors | None:
+    """The machine's shared vectors for `embedder`, if `python -m core warm` built them, they are not switched off
+    and their header says `embedder` made them (checked once per process: `first_open_problem`); None otherwise,
+    with one log line for a file that is there but ignored (the vectors are then computed as usual)."""
+    path = machine_vectors_path(embedder.key)
     if os.environ.get(MACHINE_VECTORS_ENV, "").lower() == "off" or not path.is_file():
         return None
-    try:
-        return MachineVectors(path)
-    except Exception:  # noqa: BLE001 - sqlite raises several types for a file it cannot read; it is only a head start
-        return None
+    problem, dim = first_open_problem(path, embedder, model_files(embedder))
+    if problem is None:
+        try:
+            return MachineVectors(path, dim)
+        except Exception as exc:  # noqa: BLE001 - sqlite raises several types for a file it cannot open
+            problem = f"it cannot be opened ({type(exc).__name__})"
+    tell_once(path, "file", f"{path}: the machine's sample vectors are ignored: {problem}. They are computed as usual "
+                            "until `python -m core warm` rebuilds the file.")
+    return None
+
+
+def model_files(embedder: Embedder) -> list[Path]:
+    """The files whose bytes make `embedder`'s vectors, for the machine file's model digest: the onnxruntime
+    model and its vocabulary, a sentence-transformers folder's files; none for a remote server."""
+    if isinstance(embedder, OnnxMiniLMEmbedder):
+        return [model_file(default_model_folder(), embedder.precision), bundled_minilm_path() / "tokenizer.json"]
+    folder = getattr(embedder, "folder", None)
+    if isinstance(folder, Path) and folder.is_dir():
+        return sorted(p for p in folder.rglob("*") if p.is_file())
+    return []
 
 
 _LOCAL: dict[tuple[str, str, str], Embedder] = {}
@@ -87,19 +107,29 @@ def local_embedder(spec: str, long_text: LongText = "truncate") -> Embedder:
         return held
 
 
-def publish_machine_vectors(cache_file: Path, embedder_key: str) -> Path:
-    """Copy the vector cache `cache_file` to the machine's file for `embedder_key` and return its path: a consistent
-    snapshot (SQLite's backup, whatever the cache's write-ahead log holds), without a log of its own since readers
-    open it read-only, renamed into place so a reader never sees half a file."""
-    target = machine_vectors_path(embedder_key)
+def publish_machine_vectors(cache_file: Path, embedder: Embedder) -> Path:
+    """Copy the vector cache `cache_file` (vectors `embedder` computed) to the machine's file for `embedder`, with
+    the header readers check (`core.store.machine_file`), and return its path: a consistent snapshot (SQLite's
+    backup, whatever the cache's write-ahead log holds), without a log of its own since readers open it read-only,
+    checked whole, then renamed into place so a reader never sees half a file. ChunkLensError, and nothing
+    published, when the copy fails its own check."""
+    target = machine_vectors_path(embedder.key)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = temporary_sibling(target)
-    reader, writer = sqlite3.connect(str(cache_file)), sqlite3.connect(str(part))
+    files = model_files(embedder)
     try:
-        reader.backup(writer)
-        writer.execute("PRAGMA journal_mode=DELETE")
+        reader, writer = sqlite3.connect(str(cache_file)), sqlite3.connect(str(part))
+        try:
+            reader.backup(writer)
+            writer.execute("PRAGMA journal_mode=DELETE")
+            write_header(writer, make_header(embedder, files))
+        finally:
+            writer.close()
+            reader.close()
+        problem = file_problem(part, embedder, files, full=True)
+        if problem:
+            raise ChunkLensError(f"the sample vectors just computed were not published: {problem}")
+        os.replace(part, target)
     finally:
-        writer.close()
-        reader.close()
-    os.replace(part, target)
+        part.unlink(missing_ok=True)
     return target

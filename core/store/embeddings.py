@@ -18,19 +18,22 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
 from core.infra.errors import ConfigError, EmbeddingError
 from core.infra.storage import open_cache
 from core.infra.urls import redact_url
+from core.store.vector_checks import refused_text, select_blobs, sound_rows, tell_once
+
+if TYPE_CHECKING:
+    from core.store.machine_file import MachineVectors
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 BUNDLED_MINILM_FP32 = "bundled:minilm-fp32"  # core.store.onnx_embedder: the same model and arithmetic on onnxruntime
@@ -41,6 +44,9 @@ ProgressFn = Callable[[int, int], None]
 
 class Embedder(Protocol):
     key: str  # identity for caches and collection names
+    #: every embedder here returns unit vectors; `dim` is their length, None until known (a remote server's model
+    #: says it with its first answer). The vector cache refuses stored rows of another length (core.store.vector_checks)
+    dim: int | None
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray: ...
 
@@ -111,6 +117,9 @@ class SentenceTransformerEmbedder:
             self.model = SentenceTransformer(path, device="cpu")
         except Exception as exc:  # noqa: BLE001 - many loader errors; the user needs one line
             raise ConfigError(f"cannot load embedding model '{model}': {exc}") from exc
+        #: the model's own folder (None for a Hugging Face id): its files' digest heads the machine's vector file
+        self.folder = Path(path) if Path(path).is_dir() else None
+        self.dim: int | None = int(self.model.get_embedding_dimension())
         self.name = "all-MiniLM-L6-v2" if model == BUNDLED_MINILM else Path(model).name or model
         self.long_text = long_text
         self.batch_size = batch_size
@@ -238,6 +247,7 @@ class OpenAIEmbedder:
         # one model name from two servers never share cache entries; without credentials, which only the client keeps
         where = redact_url(str(self.client.base_url)).rstrip("/").removeprefix("https://").removeprefix("http://")
         self.key = f"openai:{where}:{model}"
+        self.dim: int | None = None  # the server's first answer says it
 
     def describe(self) -> str:
         return f"{self.model_name} (OpenAI-compatible)"
@@ -259,6 +269,8 @@ class OpenAIEmbedder:
             if progress:
                 progress(min(i + len(batch), len(texts)), len(texts))
         vecs = np.asarray(rows, dtype=np.float32)
+        if vecs.ndim == 2 and vecs.shape[0]:
+            self.dim = int(vecs.shape[1])
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
 
 
@@ -273,22 +285,13 @@ def _one_vector(embedding: Sequence[float] | Sequence[Sequence[float]]) -> np.nd
     return vec
 
 
-def _select_vectors(db: sqlite3.Connection, keys: list[str]) -> dict[str, np.ndarray]:
-    """The vectors of `keys` held in the `vectors` table of `db`, read 500 keys at a time (SQLite's limit on the
-    parameters of one statement is near)."""
-    found: dict[str, np.ndarray] = {}
-    for i in range(0, len(keys), 500):
-        part = keys[i : i + 500]
-        query = f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})"
-        for k, blob in db.execute(query, part):
-            found[k] = np.frombuffer(blob, dtype=np.float32)
-    return found
-
-
 class EmbeddingCache:
-    """Vectors on disk keyed by (embedder key, text hash): a rerun embeds nothing it has seen before."""
+    """Vectors on disk keyed by (embedder key, text hash): a rerun embeds nothing it has seen before. Only sound
+    rows are served (`core.store.vector_checks`); a damaged one is left for the caller to compute again, which
+    overwrites it, and the first met is one log line naming the file."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._lock = threading.Lock()
         # (an older cache also has a `dim` column, left empty from now on: the blob's length gives the size)
         self._db = open_cache(path, "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")
@@ -297,9 +300,15 @@ class EmbeddingCache:
     def key(model_key: str, text: str) -> str:
         return hashlib.sha256(f"{model_key}\x00{text}".encode()).hexdigest()
 
-    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+    def get_many(self, keys: list[str], dim: int | None = None) -> dict[str, np.ndarray]:
+        """The sound vectors of length `dim` (the length most rows read have, when None) held for `keys`."""
         with self._lock:
-            return _select_vectors(self._db, keys)
+            blobs = select_blobs(self._db, keys)
+        found, refused = sound_rows(blobs, dim)
+        if refused:
+            tell_once(self.path, "rows", f"{self.path}: {refused_text(refused)} in the vector cache are damaged; "
+                                         "they are computed again and overwritten")
+        return found
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         with self._lock:
@@ -317,27 +326,6 @@ class EmbedStats:
     copied: int = 0  # from the machine's shared vectors (MachineVectors), not computed
 
 
-class MachineVectors:
-    """A read-only vector file shared by every workspace on a machine (`python -m core warm` builds it from the
-    sample set once, at set-up, through `core.store.embedders.publish_machine_vectors`). Keyed as `EmbeddingCache`
-    is, so a text under another embedder never matches; opened read-only, so no workspace can change what another
-    reads."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-
-    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
-        """The vectors of `keys` the file holds; none at all if it cannot be read (a damaged or foreign file is
-        only a lost head start: the caller computes them)."""
-        with self._lock:
-            try:
-                return _select_vectors(self._db, keys)
-            except sqlite3.Error:
-                return {}
-
-
 class CachedEmbedder:
     """Wraps an embedder with an `EmbeddingCache`; counts what it really computed.
 
@@ -353,31 +341,49 @@ class CachedEmbedder:
         self.key = inner.key
         self.save_every = max(1, save_every)
         self.stats = EmbedStats()
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int | None:
+        """The length of the inner embedder's vectors: its own word, else learned from its first answer here."""
+        return getattr(self.inner, "dim", None) or self._dim
 
     def describe(self) -> str:
         return self.inner.describe()
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         keys = [EmbeddingCache.key(self.key, t) for t in texts]
-        found = self.cache.get_many(list(dict.fromkeys(keys)))
-        if self.machine is not None and len(found) < len(keys):
-            copied = self.machine.get_many(list(dict.fromkeys(k for k in keys if k not in found)))
+        unique = list(dict.fromkeys(keys))
+        found = self.cache.get_many(unique, self.dim)
+        if self.machine is not None and len(found) < len(unique):
+            copied = self.machine.get_many([k for k in unique if k not in found])
             if copied:
                 self.cache.put_many(copied)
                 found.update(copied)
                 self.stats.copied += len(copied)
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
-        missing = [missing[i] for i in by_length(missing)]  # batches of similar length (see `by_length`)
+        self._compute(missing, found, progress)
+        if not missing and progress:
+            progress(len(texts), len(texts))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        if self.dim is None and len({len(found[k]) for k in unique}) > 1:
+            self._compute([texts[0]], found, None)  # rows read at the usual length disagree: the embedder decides
+        if self.dim is not None:  # rows read before the embedder said its length, of another length
+            self._compute(list(dict.fromkeys(t for t, k in zip(texts, keys) if len(found[k]) != self.dim)), found,
+                          None)
+        self.stats.texts += len(texts)
+        return np.stack([found[k] for k in keys])
+
+    def _compute(self, texts: list[str], found: dict[str, np.ndarray], progress: ProgressFn | None) -> None:
+        """Embed `texts` into `found` and the cache, `save_every` at a time, shortest first (see `by_length`)."""
+        missing = [texts[i] for i in by_length(texts)]
         for start, batch in _batches(missing, self.save_every):
             report = (lambda d, _n, s=start: progress(s + d, len(missing))) if progress else None
             vecs = self.inner.embed(batch, report)
+            if self._dim is None and vecs.ndim == 2:
+                self._dim = int(vecs.shape[1])
             fresh = {EmbeddingCache.key(self.key, t): v for t, v in zip(batch, vecs)}
             self.cache.put_many(fresh)
             found.update(fresh)
             self.stats.computed += len(batch)
-        if not missing and progress:
-            progress(len(texts), len(texts))
-        self.stats.texts += len(texts)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([found[k] for k in keys])

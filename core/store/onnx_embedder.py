@@ -218,6 +218,7 @@ class OnnxMiniLMEmbedder:
         self.long_text = long_text
         self.batch_size = batch_size
         self.max_pieces = MAX_PIECES
+        self.dim: int | None = 384  # all-MiniLM-L6-v2's hidden size
         self.key = self.key_for(precision, long_text)
 
     @staticmethod

@@ -10,7 +10,8 @@ import core.store.embedders as embedders
 import core.workbench as workbench
 import core.workbench.demo as demo
 from core.__main__ import main
-from core.store.embeddings import CachedEmbedder, EmbeddingCache, MachineVectors
+from core.store.embeddings import CachedEmbedder, EmbeddingCache
+from core.store.machine_file import MachineVectors
 
 
 class _Recorder:
@@ -39,9 +40,9 @@ def machine_file(tmp_path, monkeypatch):
 def test_a_new_cache_copies_what_the_machine_holds_and_computes_the_rest(minilm, tmp_path, machine_file):
     first = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "warm.sqlite"))
     alpha, beta = first.embed(["alpha", "beta"])
-    assert embedders.publish_machine_vectors(tmp_path / "warm.sqlite", minilm.key) == machine_file
+    assert embedders.publish_machine_vectors(tmp_path / "warm.sqlite", minilm) == machine_file
 
-    machine = embedders.machine_vectors(minilm.key)
+    machine = embedders.machine_vectors(minilm)
     fresh = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "ws.sqlite"), machine=machine)
     got = fresh.embed(["beta", "gamma", "alpha"])
     assert (fresh.stats.computed, fresh.stats.copied) == (1, 2)
@@ -54,13 +55,13 @@ def test_a_new_cache_copies_what_the_machine_holds_and_computes_the_rest(minilm,
 
 def test_a_missing_damaged_or_switched_off_machine_file_is_only_a_lost_head_start(minilm, tmp_path, machine_file,
                                                                                     monkeypatch):
-    assert embedders.machine_vectors(minilm.key) is None  # not built yet
+    assert embedders.machine_vectors(minilm) is None  # not built yet
     machine_file.parent.mkdir(parents=True)
     machine_file.write_bytes(b"not a database" * 100)
     damaged = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "a.sqlite"), machine=MachineVectors(machine_file))
     assert damaged.embed(["alpha"]).shape == (1, 384) and damaged.stats.computed == 1
     monkeypatch.setenv(embedders.MACHINE_VECTORS_ENV, "off")
-    assert embedders.machine_vectors(minilm.key) is None
+    assert embedders.machine_vectors(minilm) is None
 
 
 @pytest.mark.slow
