@@ -41,12 +41,13 @@ def home() -> None:
 
 st.set_page_config(page_title="ChunkLens", layout="wide")
 state.hide_error_details()  # before anything can fail: a shared server's visitors see no tracebacks or paths
-state.start_llm_budget()  # this run's allowance of paid LLM requests (a shared server's limits)
+state.start_run_limits()  # this run's client, paid requests and file readers (a shared server's limits)
 state.library()  # give this browser session its library id before any page runs
-if state.mode() == "shared":  # the browser's per-file limits bind no visitor: the server holds a session's total
+if state.mode() == "shared":  # the browser's per-file limits bind no visitor: the server holds a visitor's total
     operator = state.server_config()
     upload_cap.install(operator.max_session_upload_mb * 2**20,
-                       upload_cap.file_limit_mb(operator.max_upload_mb, operator.max_session_upload_mb))
+                       upload_cap.file_limit_mb(operator.max_upload_mb, operator.max_session_upload_mb),
+                       operator.trusted_proxies)
     cache_guard.keep_shared_caches()  # no visitor clears every session's models and stores
 sidebar.render()
 state.show_problems()  # damaged settings or library files: what happened, and where each was kept

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from components.clients import this_client
 from components.html import md_escape
+from core.infra.clients import start_client
 from core.infra.errors import ChunkLensError, ConfigError, StoreError
 from core.infra.keys import KeyRing
 from core.infra.workspace import Workspace
+from core.ingest import reader_pool
 from core.ingest.library import Library, new_library_id, valid_library_id
 from core.llm.budget import RequestBudget, start_budget
 from core.pipeline import corpus_fingerprint
@@ -34,11 +37,11 @@ def through_app() -> None:
     `PagesManager` decides from `pages/` existing beside the entry file, and its advice is to rename the folder,
     which the project's layout keeps. Hence the class flag, read defensively: a Streamlit without it skips this.
     AppTest resets that flag before every run and has no address (`st.context.url`), so there the page just runs.
-    Either way the page's run starts with its own allowance of paid LLM requests (`start_llm_budget`).
+    Either way the page's run starts with its client's limits (`start_run_limits`).
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    start_llm_budget()
+    start_run_limits()
     if getattr(PagesManager, "uses_pages_directory", None) and st.context.url:
         PagesManager.uses_pages_directory = False
         st.rerun()
@@ -153,20 +156,31 @@ def services() -> Services | None:
         return None
 
 
-def start_llm_budget() -> None:
-    """Give this script run its own allowance of paid LLM requests (`llm_budget`): app.py calls it for every run,
-    and each page (through `through_app`) for a run of the page on its own."""
+def start_run_limits() -> None:
+    """Put this script run under its client's limits: app.py calls it for every run, and each page (through
+    `through_app`) for a run of the page on its own. On a shared server the run works for this session's client
+    (by address, components.clients) and gets its own allowance of paid requests (`llm_budget`); in either mode it
+    takes file readers from the process's pool at the operator's size, and shows a line when a file waits for one."""
+    config = server_config()
+    start_client(client() if mode() == "shared" else None)  # a local server's one user may use every reader
     start_budget(llm_budget())
+    reader_pool.configure(config.reader_workers)
+    reader_pool.start_waiting_notice(lambda line: st.info(md_escape(line)))
+
+
+def client() -> str:
+    """Who this session is for the server's limits: its connection's address (through the operator's trusted
+    proxies), never the session or the library, which a visitor makes more of for free."""
+    return this_client(server_config().trusted_proxies)
 
 
 def llm_budget() -> RequestBudget | None:
-    """This script run's allowance of paid LLM requests on a shared server (the operator's per-run and per-hour
-    limits, the hour counted per library); None on a local server, whose user pays for their own requests."""
+    """This script run's allowance of paid requests on a shared server (the operator's per-run limit, and the
+    hour counted per client); None on a local server, whose user pays for their own requests."""
     if mode() != "shared":
         return None
     config = server_config()
-    return RequestBudget(config.llm_requests_per_run, visitor=st.session_state.get("lib_id") or "",
-                         per_hour=config.llm_requests_per_hour)
+    return RequestBudget(config.llm_requests_per_run, visitor=client(), per_hour=config.llm_requests_per_hour)
 
 
 def retrieval():

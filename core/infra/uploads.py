@@ -9,6 +9,7 @@ file, its size and the limit.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Hashable, Mapping
 from typing import IO
 
 from core.infra.errors import ChunkLensError
@@ -58,18 +59,20 @@ def read_upload(file: IO[bytes], name: str, limit: int, kind: str) -> bytes:
 
 
 class SessionUploadsFull(UploadError):
-    """One browser session's uploads held by the server (submitted or not) would pass the operator's total."""
+    """One visitor's uploads held by the server (every tab, submitted or not) would pass the operator's total."""
 
 
-def check_session_total(held: dict[str, int], file_id: str, size: int, cap: int, name: str = "") -> None:
-    """Refuse an upload that would take one session's held uploads past `cap` bytes.
+def check_session_total(held: Mapping[Hashable, int], file_id: Hashable, size: int, cap: int, name: str = "") -> None:
+    """Refuse an upload that would take one visitor's held uploads past `cap` bytes.
 
-    `held` maps the session's upload ids to their sizes. Streamlit keeps every file a visitor picks in server
-    memory until the widget is cleared or the session ends, whether or not a form is ever submitted, and its own
-    limit is per file: without a total, one visitor parked 4 x 150 MB. A file sent again under its own id replaces
-    itself, so it is counted once."""
+    `held` maps the upload ids of every session of the visitor (one client, core.infra.clients) to their sizes.
+    Streamlit keeps every file a visitor picks in server memory until the widget is cleared or the session ends,
+    whether or not a form is ever submitted, and its own limit is per file: without a total, one visitor parked
+    4 x 150 MB; with a total per session, the same visitor parked it again from a second tab. A file sent again
+    under its own id replaces itself, so it is counted once."""
     total = sum(n for fid, n in held.items() if fid != file_id) + size
     if total > cap:
         raise SessionUploadsFull(
-            f"{name or 'upload'}: {megabytes(size)} would bring this session's uploads to {megabytes(total)}, over "
-            f"the server's {megabytes(cap)} limit per session (max_session_upload_mb); clear some uploads first")
+            f"{name or 'upload'}: {megabytes(size)} would bring this visitor's uploads (in every tab) to "
+            f"{megabytes(total)}, over the server's {megabytes(cap)} limit per visitor (max_session_upload_mb); "
+            "clear some uploads first")

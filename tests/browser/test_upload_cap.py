@@ -1,5 +1,6 @@
-"""A shared server holds at most the operator's total of one session's uploads (issue 39, item 11), refused by
-the server itself: the files are picked and never submitted, as a visitor parking uploads would."""
+"""A shared server holds at most the operator's total of one visitor's uploads (issue 39, item 11), refused by
+the server itself: the files are picked and never submitted, as a visitor parking uploads would. The total is the
+client's (issue 50): a second tab from the same address gets no room of its own."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ def _rss_mb(pid: int) -> int:
         return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) // 1024
 
 
-def test_a_session_cannot_park_more_uploads_than_the_server_allows(browser, tmp_path, monkeypatch):
+def _pick(page, files: list[str]):
+    """Pick `files` in the Documents page's uploader (never submitted); the uploader."""
+    page.locator("input[type=file][multiple]").set_input_files(files=files)
+    return page.get_by_test_id("stFileUploader").first
+
+
+def test_a_visitor_cannot_park_more_uploads_than_the_server_allows(browser, tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKLENS_MODE", "shared")
     monkeypatch.setenv("CHUNKLENS_MAX_SESSION_UPLOAD_MB", "100")
     files = []
@@ -27,10 +34,16 @@ def test_a_session_cannot_park_more_uploads_than_the_server_allows(browser, tmp_
         page.goto(app.url + "/documents")
         page.get_by_text("Upload manuals").first.wait_for(timeout=FIRST_PAGE_WAIT)
         before = _rss_mb(app.proc.pid)
-        page.locator("input[type=file][multiple]").set_input_files(files=files)
-        uploader = page.get_by_test_id("stFileUploader").first
+        uploader = _pick(page, files)
         uploader.get_by_text("413").nth(1).wait_for(timeout=UI_WAIT)  # two of the four refused by the server
         page.wait_for_timeout(2000)
         assert uploader.inner_text().count("413") == 2
-        assert _rss_mb(app.proc.pid) - before < 130  # the two kept (80 MB), not all four (160 MB)
+        # a second tab of the same visitor (another session, the same address) finds the visitor's total used
+        tab = browser.new_context().new_page()
+        tab.goto(app.url + "/documents")
+        tab.get_by_text("Upload manuals").first.wait_for(timeout=FIRST_PAGE_WAIT)
+        second = _pick(tab, files[:1])
+        second.get_by_text("413").first.wait_for(timeout=UI_WAIT)
+        assert _rss_mb(app.proc.pid) - before < 130  # the two kept (80 MB), not all five (200 MB)
+        tab.context.close()
         page.context.close()

@@ -79,7 +79,7 @@ def test_a_visitor_hour_is_counted_across_runs_and_frees_after_an_hour():
         client.ask(ChatRequest("b"))  # another library has its own hour
     with budget_scope(RequestBudget(10, visitor="lib-a", per_hour=4, ledger=ledger)):
         client.ask(ChatRequest("a3"))
-        with pytest.raises(LLMLimitReached, match="4 paid LLM requests per hour"):
+        with pytest.raises(LLMLimitReached, match="limit of 4 paid requests per hour"):
             client.ask(ChatRequest("a4"))
     now[0] = HOUR + 1
     with budget_scope(RequestBudget(10, visitor="lib-a", per_hour=4, ledger=ledger)):

@@ -1,5 +1,6 @@
-"""One browser session's uploads are limited in total on the server (issue 39, item 11): Streamlit keeps every
-picked file in memory whether or not a form is submitted, and its browser-side per-widget limits bind no one."""
+"""One visitor's uploads are limited in total on the server (issue 39, item 11; per client, not per session, since
+issue 50): Streamlit keeps every picked file in memory whether or not a form is submitted, and its browser-side
+per-widget limits bind no one."""
 
 from __future__ import annotations
 
@@ -28,12 +29,28 @@ def test_four_parked_uploads_stop_at_the_session_total():
     with pytest.raises(HTTPException) as refused:
         manager.add_file("a", _file("f4", MB))
     assert refused.value.status_code == 413
-    assert "f4.pdf" in refused.value.detail and "3 MB limit per session" in refused.value.detail
+    assert "f4.pdf" in refused.value.detail and "3 MB limit per visitor" in refused.value.detail
     assert sum(len(f.data) for f in manager.file_storage["a"].values()) == 3 * MB  # the fourth was never kept
     manager.add_file("b", _file("g1", MB))  # another session has its own total
     manager.add_file("a", _file("f3", MB))  # the same file sent again replaces itself
     manager.remove_file("a", "f1")
     manager.add_file("a", _file("f4", MB))  # a removed upload frees its room
+
+
+def test_two_sessions_of_one_client_share_the_total():
+    manager = MemoryUploadedFileManager("/_stcore/upload_file")
+    clients = {"tab1": "203.0.113.7", "tab2": "203.0.113.7", "other": "198.51.100.4"}
+    cap_session_uploads(manager, 3 * MB, clients.__getitem__)
+    manager.add_file("tab1", _file("f1", MB))
+    manager.add_file("tab1", _file("f2", MB))
+    manager.add_file("tab2", _file("g1", MB))
+    with pytest.raises(HTTPException) as refused:  # a second tab brings no second allowance
+        manager.add_file("tab2", _file("g2", MB))
+    assert refused.value.status_code == 413 and "over the server's 3 MB limit per visitor" in refused.value.detail
+    assert "g2" not in manager.file_storage["tab2"]
+    manager.add_file("other", _file("h1", 3 * MB))  # another client has its own total
+    manager.remove_session_files("tab1")  # a tab closed: its uploads free their room
+    manager.add_file("tab2", _file("g2", 2 * MB))
 
 
 def test_capping_twice_only_changes_the_cap():
@@ -47,7 +64,8 @@ def test_capping_twice_only_changes_the_cap():
 
 
 def test_the_total_is_one_line_and_the_operators_setting(tmp_path):
-    with pytest.raises(SessionUploadsFull, match=r"big\.pdf: 150 MB would bring this session's uploads to 600 MB"):
+    line = r"big\.pdf: 150 MB would bring this visitor's uploads \(in every tab\) to 600 MB"
+    with pytest.raises(SessionUploadsFull, match=line):
         check_session_total({"1": 150 * MB, "2": 150 * MB, "3": 150 * MB}, "4", 150 * MB, 200 * MB, "big.pdf")
     assert load_server_config(tmp_path / "none.toml", {}).max_session_upload_mb == 200
     env = {"CHUNKLENS_MAX_SESSION_UPLOAD_MB": "64"}

@@ -1,0 +1,63 @@
+"""A shared server counts a visitor's paid requests per client address, not per library (issue 50): `?lib=` ids are
+free to mint, so a visitor who opens a second library gets no second hour. Real app sessions through AppTest and
+a real chat server on loopback that counts what it is asked; AppTest has no connection, so each session's
+connection (components.clients.connection) is the one a real server keeps for a visitor at 203.0.113.7."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components import clients
+from core.llm import budget
+from core.llm.budget import HourlyLedger
+from tests.app.test_shared_server import ChatRecorder
+from tests.support.appflow import click
+from tests.support.data import ROOT
+
+TEXT = b"\n\n".join(b"Clean the fan blades of the Breeze 200 every month with a dry cloth, section %d." % i
+                    for i in range(60))
+
+
+@pytest.fixture()
+def chat():
+    server = ChatRecorder()
+    yield server
+    server.httpd.shutdown()
+
+
+def _run_chop_in(monkeypatch, ws, lib: str) -> list[str]:
+    """Open library `lib` in a new session, pick the paid CNM backend, upload TEXT and run CHOP: the error lines."""
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params["lib"] = lib
+    at.run()
+    [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
+    llm.select("openai")
+    at = click(at, "Save settings")
+    at.session_state["specs"] = ["chop:size=24:overlap=0"]
+    at.switch_page("pages/documents.py").run()
+    at.file_uploader(key="uploader").set_value([("breeze.md", TEXT, "text/plain")]).run()
+    at = click(at, "Add uploaded files")
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+    assert not at.exception
+    return [e.value.replace("\\", "") for e in at.error]  # shown as escaped Markdown
+
+
+def test_two_library_ids_from_one_client_share_the_paid_request_hour(monkeypatch, tmp_path, chat):
+    config = tmp_path / "server.toml"
+    config.write_text(f'offer_paid_backends = true\nllm_requests_per_hour = 5\nllm_base_url = "{chat.url}"\n')
+    monkeypatch.setenv("CHUNKLENS_CONFIG", str(config))
+    monkeypatch.setenv("CHUNKLENS_MODE", "shared")
+    monkeypatch.setattr(budget, "LEDGER", HourlyLedger())  # this test's hour only
+    monkeypatch.setattr(clients, "connection", lambda session_id: SimpleNamespace(remote_ip="203.0.113.7",
+                                                                                   headers=[]))
+    first = _run_chop_in(monkeypatch, tmp_path / "ws", "visitora1")
+    assert any("reached the server's limit of 5 paid requests per hour" in line for line in first)
+    assert len(chat.seen) == 5
+    second = _run_chop_in(monkeypatch, tmp_path / "ws", "visitorb2")  # a freshly minted library id
+    assert any("reached the server's limit of 5 paid requests per hour" in line for line in second)
+    assert len(chat.seen) == 5  # the new library brought no new hour
