@@ -32,7 +32,8 @@ def render() -> None:
         if uploaded is not None and st.button("Import into this library"):
             try:
                 data = read_upload(uploaded, uploaded.name, MAX_ARCHIVE_BYTES, "ChunkLens archives")
-                report = import_archive(data, ws, into=lib.id, max_file_bytes=state.settings().max_upload_bytes)
+                report = import_archive(data, ws, into=lib.id, max_file_bytes=state.settings().max_upload_bytes,
+                                        max_library_text_bytes=lib.max_text_bytes)
             except ChunkLensError as exc:
                 st.error(f"Not imported: {md_escape(str(exc))}")  # it may quote a member's name
                 return

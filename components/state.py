@@ -199,7 +199,7 @@ def library() -> Library:
         lib_id = st.session_state.get("lib_id") or new_library_id()
         st.query_params["lib"] = lib_id
     st.session_state["lib_id"] = lib_id
-    return Library(workspace().uploads, lib_id)
+    return Library(workspace().uploads, lib_id, max_text_bytes=server_config().max_library_text_mb * 2**20)
 
 
 def corpus() -> Corpus:

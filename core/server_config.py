@@ -46,6 +46,7 @@ ENVIRONMENT = {
     "CHUNKLENS_OFFER_PAID_BACKENDS": "offer_paid_backends",
     "CHUNKLENS_LLM_REQUESTS_PER_RUN": "llm_requests_per_run",
     "CHUNKLENS_LLM_REQUESTS_PER_HOUR": "llm_requests_per_hour",
+    "CHUNKLENS_MAX_LIBRARY_TEXT_MB": "max_library_text_mb",
     "CHUNKLENS_READER_WORKERS": "reader_workers",
     "CHUNKLENS_TRUSTED_PROXIES": "trusted_proxies",
 }
@@ -69,6 +70,9 @@ class ServerConfig(BaseModel):
     max_upload_mb: int = Field(default=50, ge=1, le=2048)
     #: all uploads one browser session may hold on a shared server at once, submitted or not (components.upload_cap)
     max_session_upload_mb: int = Field(default=200, ge=1, le=16384)
+    #: the most text one library may hold, in MB of its documents' extracted text (UTF-8), checked whenever
+    #: documents are added (core.ingest.library.shelf.MAX_LIBRARY_TEXT_BYTES is the default)
+    max_library_text_mb: int = Field(default=200, ge=1, le=65536)
     rerank_model: str = ""  # a CrossEncoder folder or a /rerank URL, for the "model" reranker
     #: the embedders a shared server's visitors may pick from (the first is the default)
     embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
@@ -111,6 +115,7 @@ class ServerConfig(BaseModel):
                 "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
                 "reranker": redact_url(self.rerank_model) or "none configured",
                 "upload limit": f"{self.max_upload_mb} MB per file, {self.max_session_upload_mb} MB per visitor",
+                "library text limit": f"{self.max_library_text_mb} MB of text per library",
                 "paid LLM backends": (f"offered, {self.llm_requests_per_run} requests per run"
                                       if self.offer_paid_backends else "not offered"),
                 "paid requests (LLM, embedding, rerank)": f"{self.llm_requests_per_hour or 'no limit'} per visitor "

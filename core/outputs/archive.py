@@ -46,7 +46,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.infra.errors import ChunkLensError, DatasetError
+from core.infra.errors import ChunkLensError, DatasetError, DocumentError
 from core.infra.jsonio import jsonl_lines, loads_checked
 from core.infra.uploads import megabytes
 from core.infra.urls import redact_url
@@ -55,6 +55,7 @@ from core.ingest.datasets import gold_cnm, joined, questions_jsonl
 from core.ingest.documents import MAX_FILE_BYTES, MAX_TEXT_CHARS, SUPPORTED_SUFFIXES, join_documents
 from core.ingest.judged import parse_line
 from core.ingest.library import Library, valid_doc_id, valid_library_id
+from core.ingest.library.shelf import MAX_LIBRARY_TEXT_BYTES
 from core.ingest.safezip import ArchiveError, CheckedZip, ZipLimits, open_checked
 from core.methods.chop.cnm import CNM
 from core.methods.chop.edits import EditLog, stored_edit
@@ -254,7 +255,12 @@ def _import_library(zf: CheckedZip, parts: dict[str, dict[str, zipfile.ZipInfo]]
             continue
         originals = [n for n in parts["original"] if Path(n).stem == doc_id and Path(n).suffix in SUPPORTED_SUFFIXES]
         original = (originals[0], zf.read(parts["original"][originals[0]])) if originals else None
-        if lib.import_document(doc, original):
+        try:
+            stored = lib.import_document(doc, original)
+        except DocumentError as exc:  # past the library's text cap
+            report.skipped.append(f"document {doc_id}: {exc} (left out)")
+            continue
+        if stored:
             have[doc_id] = doc
             report.added.append(f"document {doc_id}")
     if "dataset.json" in parts["dataset"]:
@@ -345,12 +351,14 @@ def _over_limit(name: str, size: int, max_file_bytes: int, report: ImportReport)
 
 
 def import_archive(data: bytes, ws: Workspace, into: str | None = None, limits: ZipLimits | None = None,
-                   max_file_bytes: int = MAX_FILE_BYTES, max_archive_bytes: int = MAX_ARCHIVE_BYTES) -> ImportReport:
+                   max_file_bytes: int = MAX_FILE_BYTES, max_archive_bytes: int = MAX_ARCHIVE_BYTES,
+                   max_library_text_bytes: int = MAX_LIBRARY_TEXT_BYTES) -> ImportReport:
     """Merge a ChunkLens archive into the workspace. `into` names the library every archived library's content
     goes to (the app passes the session's own); None keeps the archive's library ids. `max_file_bytes` is the
-    per-file upload limit (a setting), applied to every member. The archive's settings come back in
-    `report.settings`, never saved. Raises ArchiveError, before anything is written, for an archive refused as a
-    whole (over `max_archive_bytes`, unsafe names, sizes, damage, an unknown version)."""
+    per-file upload limit (a setting), applied to every member; a document that would take its library past
+    `max_library_text_bytes` of text (the operator's setting) is left out with a line. The archive's settings come
+    back in `report.settings`, never saved. Raises ArchiveError, before anything is written, for an archive refused
+    as a whole (over `max_archive_bytes`, unsafe names, sizes, damage, an unknown version)."""
     if len(data) > max_archive_bytes:
         raise ArchiveError(f"the archive is {megabytes(len(data))}, over the {megabytes(max_archive_bytes)} limit "
                            "for ChunkLens archives")
@@ -380,7 +388,8 @@ def import_archive(data: bytes, ws: Workspace, into: str | None = None, limits: 
                 group[kind][m[kind]] = info
         try:
             for lib_id, parts in libs.items():
-                _import_library(zf, parts, Library(ws.uploads, into or lib_id), ws.datasets, report)
+                lib = Library(ws.uploads, into or lib_id, max_text_bytes=max_library_text_bytes)
+                _import_library(zf, parts, lib, ws.datasets, report)
             _skip_runs(runs, report)
             if settings_info is not None:
                 _read_settings(zf, settings_info, ws, report)

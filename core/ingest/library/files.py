@@ -125,6 +125,35 @@ def stored_document(path: Path) -> Document:
         raise ValueError(f"not a stored document ({exc})") from exc
 
 
+#: (path, size, modification time, inode) -> UTF-8 bytes of the stored document's text: a stored text is written
+#: once and never changed in place, so a library's total is read from disk once per document per process
+_TEXT_BYTES: dict[tuple[str, int, int, int], int] = {}
+_TEXT_BYTES_KEPT = 100_000
+
+
+def text_bytes(doc: Document) -> int:
+    """What a document's text weighs toward its library's cap: its UTF-8 bytes."""
+    return len(doc.text.encode("utf-8", "surrogatepass"))
+
+
+def stored_text_bytes(path: Path) -> int:
+    """`text_bytes` of the document stored at `path`; 0 when it is gone or damaged (the library leaves it out)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return 0
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _TEXT_BYTES:
+        try:
+            size = text_bytes(stored_document(path))
+        except (OSError, ValueError):
+            return 0
+        if len(_TEXT_BYTES) >= _TEXT_BYTES_KEPT:
+            _TEXT_BYTES.clear()
+        _TEXT_BYTES[key] = size
+    return _TEXT_BYTES[key]
+
+
 def new_library_id() -> str:
     return secrets.token_hex(6)
 

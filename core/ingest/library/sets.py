@@ -16,7 +16,7 @@ from core.infra.errors import DatasetError, DocumentError, SetExists
 from core.infra.storage import sync_folder, write_atomically
 from core.ingest.datasets import QADataset, load_dataset
 from core.ingest.judged import JudgedSet, read_zip
-from core.ingest.library.files import read_json, undo_steps, why_failed
+from core.ingest.library.files import read_json, text_bytes, undo_steps, why_failed
 from core.ingest.library.shelf import DocumentShelf
 from core.schema.documents import Document, documents_by_id
 from core.schema.questions import Question
@@ -77,6 +77,11 @@ class SetLoad:
             text += (f". Not loaded, because the library already holds another document under the same id: "
                      f"{', '.join(self.conflicts)} (their questions are left out)")
         return text + "."
+
+
+def _doc_ids(q) -> set[str]:
+    """The documents a judged question's spans lie in."""
+    return {s.doc_id for s in [*q.relevant, *q.not_relevant]}
 
 
 class QASets(DocumentShelf):
@@ -141,6 +146,7 @@ class QASets(DocumentShelf):
         Returns (added, present, conflicts) as `SetLoad` names them."""
         held = documents_by_id(self.documents())  # first: it may leave out a damaged document's id
         ids = self._ids()
+        text = sum(text_bytes(d) for d in held.values())
         added, present, conflicts = [], [], []
         undo: list[Callable[[], object]] = []
         storing: str | None = None
@@ -149,6 +155,10 @@ class QASets(DocumentShelf):
                 if doc.doc_id in held:
                     (present if held[doc.doc_id].text == doc.text else conflicts).append(doc.doc_id)
                     continue
+                if reason := self.text_reason(doc, text):
+                    raise DatasetError(f"QA set '{folder.name}': document '{doc.doc_id[:80]}': {reason}; nothing of "
+                                       "the set was kept, the library is as it was")
+                text += text_bytes(doc)
                 storing = doc.doc_id
                 self._store(doc, None)
                 undo.append((self.texts / f"{doc.doc_id}.json").unlink)
@@ -240,18 +250,28 @@ class QASets(DocumentShelf):
         imported = read_zip(data, max_bytes)
         held = documents_by_id(self.documents())
         clashing = {d.doc_id for d in imported.documents if d.doc_id in held and held[d.doc_id].text != d.text}
-        used = {s.doc_id for q in imported.questions for s in [*q.relevant, *q.not_relevant]}
-        added_docs = [d.doc_id for d in imported.documents
-                      if d.doc_id in used and d.doc_id not in held and self.import_document(d)]
-        kept = [q for q in imported.questions
-                if not {s.doc_id for s in [*q.relevant, *q.not_relevant]} & clashing]
+        used = {d for q in imported.questions for d in _doc_ids(q)}
+        added_docs: list[str] = []
+        refused: dict[str, str] = {}  # documents past the library's text cap, with the reason
+        for d in imported.documents:
+            if d.doc_id in used and d.doc_id not in held:
+                try:
+                    if self.import_document(d):
+                        added_docs.append(d.doc_id)
+                except DocumentError as exc:
+                    refused[d.doc_id] = str(exc)
+        kept = [q for q in imported.questions if not _doc_ids(q) & (clashing | set(refused))]
         added, rejudged = self.judged.merge(kept)
         line = f"Imported {added} judged question(s)" + (f", {rejudged} judged again" if rejudged else "")
         if added_docs:
             line += f"; added {len(added_docs)} document(s): {', '.join(added_docs)}"
-        if len(kept) < len(imported.questions):
-            line += (f"; left out {len(imported.questions) - len(kept)} judged on {', '.join(sorted(clashing))}, "
-                     "which this library holds with other text")
+        on_clash = sum(1 for q in imported.questions if _doc_ids(q) & clashing)
+        if on_clash:
+            line += (f"; left out {on_clash} judged on {', '.join(sorted(clashing))}, which this library holds with "
+                     "other text")
+        on_cap = sum(1 for q in imported.questions if _doc_ids(q) & set(refused) and not _doc_ids(q) & clashing)
+        if on_cap:
+            line += f"; left out {on_cap} judged on {', '.join(sorted(refused))}: {next(iter(refused.values()))}"
         return line + "."
 
     def dataset(self, with_judged: bool = True) -> QADataset | None:

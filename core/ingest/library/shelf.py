@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.infra.errors import DocumentError
 from core.infra.storage import locked, remove_path, stale_temporaries, write_atomically
+from core.infra.uploads import megabytes
 from core.ingest.documents import MAX_FILE_BYTES, load_bytes
 from core.ingest.library.files import (
     file_safe,
@@ -17,6 +18,8 @@ from core.ingest.library.files import (
     listing,
     read_json,
     stored_document,
+    stored_text_bytes,
+    text_bytes,
     undo_steps,
     upload_name,
     valid_doc_id,
@@ -25,6 +28,9 @@ from core.ingest.library.files import (
 )
 from core.schema.documents import Document
 
+#: the most text one library may hold, in UTF-8 bytes of its documents' extracted text: every chunker and embedder of
+#: a comparison holds all of it (the default of the operator's `max_library_text_mb`, core.server_config)
+MAX_LIBRARY_TEXT_BYTES = 200 * 2**20
 
 @dataclass
 class AddResult:
@@ -42,10 +48,12 @@ class DocumentShelf:
     never given again, and the folders and lock the rest of the library shares. A document whose stored text is
     damaged is kept aside and named in `problems` (see `Library`)."""
 
-    def __init__(self, uploads_root: Path, lib_id: str) -> None:
+    def __init__(self, uploads_root: Path, lib_id: str, max_text_bytes: int = MAX_LIBRARY_TEXT_BYTES) -> None:
         if not valid_library_id(lib_id):
             raise DocumentError(f"'{lib_id}' is not a library id")
         self.id = lib_id
+        #: the cap on the text of all the library's documents (`text_reason`): the operator's setting
+        self.max_text_bytes = max_text_bytes
         #: one line per damaged or unreadable file this object met while loading, in the order met, no repeats
         self.problems: list[str] = []
         self.root = uploads_root / lib_id
@@ -177,6 +185,20 @@ class DocumentShelf:
             undo_steps([p.unlink for p in written])
             raise
 
+    def held_text(self, ids: list[str] | None = None) -> int:
+        """The text the library holds (of documents `ids`, all listed ones by default), as `text_bytes` counts it,
+        read from the stored files (each once per process)."""
+        return sum(stored_text_bytes(self.texts / f"{i}.json") for i in (self._ids() if ids is None else ids))
+
+    def text_reason(self, doc: Document, held: int) -> str | None:
+        """Why `doc` cannot join a library that holds `held` bytes of text (one line, for after the document's
+        name), or None when it fits under `max_text_bytes`."""
+        size = text_bytes(doc)
+        if held + size <= self.max_text_bytes:
+            return None
+        return (f"its {megabytes(size)} of text would take this library past its limit of "
+                f"{megabytes(self.max_text_bytes)} of text (it holds {megabytes(held)}; setting max_library_text_mb)")
+
     def _unique(self, doc_id: str, taken: set[str]) -> str:
         base, n, out = doc_id, 2, doc_id
         while out in taken:
@@ -185,8 +207,9 @@ class DocumentShelf:
 
     def add(self, files: list[tuple[str, bytes]], max_bytes: int = MAX_FILE_BYTES) -> AddResult:
         """Add uploaded files; each bad file is reported in one line and skipped, the good ones are kept, and
-        what the library already held is never touched. `max_bytes` is the per-file limit (a setting). File
-        names are the client's: they go through `upload_name` first, and only a slug of them names a file.
+        what the library already held is never touched. `max_bytes` is the per-file limit (a setting); a file whose
+        text would take the library past `max_text_bytes` is refused. File names are the client's: they go through
+        `upload_name` first, and only a slug of them names a file.
 
         The files are read first; then, under the library's lock, each gets an id no stored file uses, is
         written and listed, so uploads from several sessions at once are all kept, none under another's id."""
@@ -208,8 +231,12 @@ class DocumentShelf:
         """Store and list read uploads (under the lock); a file that cannot be stored gets its line in `errors`."""
         ids = self._ids()
         taken = set(ids) | self._stored_ids() | self._retired()
+        held = self.held_text(ids)
         added: list[tuple[int, str, Document]] = []
         for n, name, data, doc in loaded:
+            if reason := self.text_reason(doc, held):
+                errors[n] = f"{name}: {reason}"
+                continue
             doc.doc_id = self._unique(doc.doc_id, taken)
             try:
                 self._store(doc, (name, data))
@@ -220,6 +247,7 @@ class DocumentShelf:
                 errors[n] = f"{name}: could not be stored ({why_failed(exc)})"
                 continue
             taken.add(doc.doc_id)
+            held += text_bytes(doc)
             added.append((n, name, doc))
         try:
             self._write_ids(ids + [doc.doc_id for _, _, doc in added])
@@ -235,13 +263,16 @@ class DocumentShelf:
 
     def import_document(self, doc: Document, original: tuple[str, bytes] | None = None) -> bool:
         """Add a document from an archive under its own id. False, and nothing written, when the library already
-        holds that id (or a stored file bears it): an import never replaces what a library holds."""
+        holds that id (or a stored file bears it): an import never replaces what a library holds. A document whose
+        text would take the library past `max_text_bytes` raises DocumentError with the reason (`text_reason`)."""
         if not valid_doc_id(doc.doc_id):
             return False
         with self._locked():
             ids = self._ids()
             if doc.doc_id in ids or doc.doc_id in self._stored_ids():
                 return False
+            if reason := self.text_reason(doc, self.held_text(ids)):
+                raise DocumentError(reason)
             self._store(doc, original)
             self._write_ids([*ids, doc.doc_id])
         return True
