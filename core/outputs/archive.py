@@ -93,7 +93,8 @@ class ImportReport:
 
 
 def sample_folder() -> Path:
-    return Path(__file__).resolve().parent.parent / "sample_data" / "qa"
+    """The bundled sample set (`core.workbench.sample_folder`'s, which this layer may not import)."""
+    return Path(__file__).resolve().parents[2] / "sample_data" / "qa"
 
 
 # ---------------------------------------------------------------- export
