@@ -94,7 +94,8 @@ def pair_matrix(report: Report, metric: str) -> PairMatrix | None:
             marked[row][col] = bool(p["significant"])
             a, b = (p["a"], p["b"]) if s > 0 else (p["b"], p["a"])
             lo, hi = (low, high) if s > 0 else (-high, -low)
-            hover[row][col] = (f"{a} − {b} on {metric}: {s * p['diff']:+.3f} [{lo:+.2f}, {hi:+.2f}], "
+            same = " (the same on every question)" if lo == hi and p["diff"] != 0 else ""
+            hover[row][col] = (f"{a} − {b} on {metric}: {s * p['diff']:+.3f} [{lo:+.2f}, {hi:+.2f}]{same}, "
                                f"p (Holm) = {p['p_holm']:.3g}" + (" — reliably apart" if p["significant"] else
                                                                   " — within noise"))
     return PairMatrix(metric, names, gain, marked, hover)
@@ -103,7 +104,8 @@ def pair_matrix(report: Report, metric: str) -> PairMatrix | None:
 @dataclass(frozen=True)
 class Gap:
     """The leader and the runner-up on one metric: their difference, how large a difference these questions can
-    detect (80 % power at the 5 % level), and how many questions in all would make this one detectable."""
+    detect (80 % power at the 5 % level), how many questions in all would make this one detectable, on how many
+    questions the leader is ahead and behind, and the paired test's Holm-corrected p (None without the pair)."""
 
     metric: str
     leader: str
@@ -113,18 +115,36 @@ class Gap:
     detectable: float
     needed: int | None
     settled: bool
+    ahead: int = 0
+    behind: int = 0
+    p: float | None = None
 
     @property
     def more(self) -> int | None:
         return None if self.needed is None else max(0, self.needed - self.n)
 
+    @property
+    def every(self) -> bool:
+        """The leader is ahead on every question."""
+        return self.n > 0 and self.ahead == self.n
+
     def sentence(self, noun: str = "questions") -> str:
+        on_each = (f"on the only {noun.removesuffix('s')}" if self.n == 1 else
+                   f"on every one of the {self.n} {noun}")
         if self.settled:
             return (f"On {self.metric}, {self.leader} is reliably ahead of the runner-up {self.runner_up} "
-                    f"({self.diff:+.3f}) with these {self.n} {noun}.")
+                    f"({self.diff:+.3f}) with these {self.n} {noun}" + (", ahead on each." if self.every else "."))
+        p = "" if self.p is None else f" (p = {self.p:.2g}, Holm-corrected)"
+        if self.every:
+            return (f"On {self.metric}, {self.leader} is ahead of {self.runner_up} {on_each} "
+                    f"({self.diff:+.3f}), but so few could be chance{p}: about {self.needed} in all "
+                    f"({self.more} more) would settle it if it stays ahead on each.")
+        if self.ahead == self.behind == 0:
+            return (f"On {self.metric}, {self.leader} and {self.runner_up} score the same {on_each}: more "
+                    f"{noun} like these cannot tell them apart.")
         if self.needed is None:
-            return (f"On {self.metric}, {self.leader} and {self.runner_up} score the same on every one of the "
-                    f"{self.n} {noun}: more {noun} like these cannot tell them apart.")
+            return (f"On {self.metric}, {self.leader} and {self.runner_up} have the same mean over the {self.n} "
+                    f"{noun}, each ahead on some of them: no number of {noun} settles a gap of 0.")
         size = ("" if not math.isfinite(self.detectable)
                 else f" {self.n} {noun} detect a difference of about {self.detectable:.2f};")
         return (f"On {self.metric}, {self.leader} leads {self.runner_up} by {abs(self.diff):.3f}, within noise:"
@@ -133,7 +153,7 @@ class Gap:
 
 def closest_gap(report: Report, metric: str) -> Gap | None:
     """The gap between the best chunker on `metric` and the next best, from the per-question scores (None when
-    the report has fewer than two chunkers with them)."""
+    the report has fewer than two chunkers with them, or no question)."""
     scored = {spec: r for spec, r in report["results"].items()
               if isinstance(r.get(metric), int | float) and metric in (r.get("per_question") or {})}
     if len(scored) < 2:
@@ -143,11 +163,16 @@ def closest_gap(report: Report, metric: str) -> Gap | None:
     diffs = (np.asarray(scored[leader]["per_question"][metric], float)
              - np.asarray(scored[runner_up]["per_question"][metric], float))
     n = len(diffs)
+    if n == 0:
+        return None
+    better = -diffs if lower_is_better(metric) else diffs  # > 0 where the leader is ahead
     sd = float(diffs.std(ddof=1)) if n > 1 else 0.0
     pair = next((p for p in pairs_on(report, metric) if {p["a"], p["b"]} == {leader, runner_up}), None)
     settled = bool(pair and pair["significant"])
-    return Gap(metric, leader, runner_up, float(diffs.mean()) if n else 0.0, n, min_detectable(sd, n),
-               questions_needed(float(diffs.mean()), sd) if n else None, settled)
+    mean = float(diffs.mean())
+    needed = questions_needed(mean, sd, comparisons=len(report.get("pairs") or []))
+    return Gap(metric, leader, runner_up, mean, n, min_detectable(sd, n), needed, settled,
+               int((better > 0).sum()), int((better < 0).sum()), None if pair is None else float(pair["p_holm"]))
 
 
 @dataclass(frozen=True)

@@ -128,3 +128,53 @@ def test_the_html_report_says_whether_a_difference_is_real():
     old["results"] = {s: {k: v for k, v in r.items() if k != "per_question" and not k.endswith("_ci95")}
                       for s, r in report["results"].items()}
     assert "Is the difference real?" not in render_html(old)  # a report from before intervals still renders
+
+
+def small_report(hits: dict[str, list[float]]) -> dict:
+    """A report of hit@1 alone over however many questions the lists hold."""
+    n = len(next(iter(hits.values())))
+    results = {spec: {"hit@1": float(np.mean(v)) if n else 0.0, **with_intervals({"hit@1": v}),
+                      "per_question": {"hit@1": v}} for spec, v in hits.items()}
+    pairs = compare({s: r["per_question"] for s, r in results.items()}, ["hit@1"])
+    return {"n_questions": n, "k": [1], "results": results, "pairs": [p.to_json() for p in pairs]}
+
+
+def test_a_chunker_ahead_on_every_judged_question_is_said_to_be_ahead_not_the_same():
+    """Issue 50: one chunker won both judged questions and the verdict said they 'score the same' (interval
+    [1.00, 1.00], p 0.49). The difference is the same on every question, which is no tie."""
+    for n in (1, 2, 3, 5):
+        report = small_report({"won": [1.0] * n, "lost": [0.0] * n})
+        gap = closest_gap(report, "hit@1")
+        assert gap is not None and (gap.leader, gap.runner_up, gap.diff) == ("won", "lost", 1.0)
+        text = gap.sentence("judged questions")
+        assert "score the same" not in text and "won is ahead of lost" in text
+        assert gap.every and not gap.settled and gap.p == 2.0 ** (1 - n)
+        assert ("on the only judged question" if n == 1 else f"on every one of the {n} judged questions") in text
+        assert f"p = {2.0 ** (1 - n):.2g}" in text and f"about 6 in all ({6 - n} more)" in text
+    report = small_report({"won": [1.0] * 6, "lost": [0.0] * 6})
+    gap = closest_gap(report, "hit@1")
+    assert gap is not None and gap.settled and "reliably ahead" in gap.sentence() and "ahead on each" in gap.sentence()
+    hover = pair_matrix(report, "hit@1").hover[0][1]
+    assert "[+1.00, +1.00] (the same on every question)" in hover
+
+
+def test_fewer_collisions_on_every_question_is_ahead_too():
+    report = small_report({"a": [0.0] * 3, "b": [1.0] * 3})
+    report = {**report, "results": {s: {**r, "wrong_doc@1": r["hit@1"],
+                                        "per_question": {"wrong_doc@1": r["per_question"]["hit@1"]}}
+                                    for s, r in report["results"].items()},
+              "pairs": [{**p, "metric": "wrong_doc@1"} for p in report["pairs"]]}
+    gap = closest_gap(report, "wrong_doc@1")
+    assert gap is not None and gap.leader == "a" and "a is ahead of b on every one" in gap.sentence() and gap.every
+
+
+def test_the_other_degenerate_gaps_all_the_same_a_tie_on_average_and_no_question():
+    same = closest_gap(small_report({"a": [1.0, 0.0, 1.0], "b": [1.0, 0.0, 1.0]}), "hit@1")
+    assert same is not None and "a and b score the same on every one of the 3 questions" in same.sentence()
+    tie = closest_gap(small_report({"a": [1.0, 0.0], "b": [0.0, 1.0]}), "hit@1")
+    assert tie is not None and tie.needed is None and "score the same" not in tie.sentence()
+    assert "have the same mean over the 2 questions, each ahead on some" in tie.sentence() and not tie.every
+    one = closest_gap(small_report({"a": [1.0], "b": [1.0]}), "hit@1")
+    assert one is not None and "score the same on the only question" in one.sentence()
+    assert closest_gap(small_report({"a": [], "b": []}), "hit@1") is None  # nothing to say of no question
+    assert same.p == 1.0
