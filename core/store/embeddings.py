@@ -256,9 +256,11 @@ class OpenAIEmbedder:
         rows: list[list[float]] = []
         import openai
 
+        from core.llm.budget import charge_remote
         from core.llm.openai_backend import explain_openai_error
 
         for i, batch in _batches(texts, self.batch_size):
+            charge_remote(f"embeddings at {self.key.split(':', 1)[1]}")  # a shared server's hour per visitor
             try:
                 resp = self.client.embeddings.create(model=self.model_name, input=list(batch))
             except openai.APIError as exc:  # not chained: a server's error body may quote the key

@@ -191,6 +191,9 @@ class EndpointReranker:
     def _post(self, body: dict[str, Any]) -> Any:
         import httpx
 
+        from core.llm.budget import charge_remote
+
+        charge_remote(self.describe())  # a shared server's hour per visitor
         try:
             reply = httpx.post(self.url, json=body, headers=self._headers, timeout=self.timeout)
         except httpx.HTTPError as exc:

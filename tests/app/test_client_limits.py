@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from components import clients
 from core.llm import budget
 from core.llm.budget import HourlyLedger
-from tests.app.test_shared_server import ChatRecorder
+from tests.app.test_shared_server import ChatRecorder, Recorder
 from tests.support.appflow import click
 from tests.support.data import ROOT
 
@@ -61,3 +61,39 @@ def test_two_library_ids_from_one_client_share_the_paid_request_hour(monkeypatch
     second = _run_chop_in(monkeypatch, tmp_path / "ws", "visitorb2")  # a freshly minted library id
     assert any("reached the server's limit of 5 paid requests per hour" in line for line in second)
     assert len(chat.seen) == 5  # the new library brought no new hour
+
+
+def test_the_operators_paid_embedder_is_charged_to_the_visitors_hour(monkeypatch, tmp_path):
+    """The operator's OpenAI-compatible embedding server on loopback counts what it is sent (one batch for a
+    document's chunks): the visitor's second library, with a document of its own, is refused before anything is
+    sent, in one line."""
+    server = Recorder()
+    try:
+        config = tmp_path / "server.toml"
+        config.write_text(f'embedders = ["openai:text-embedding-3-small"]\nembedder_base_url = "{server.url}"\n'
+                          "llm_requests_per_hour = 1\n")
+        monkeypatch.setenv("CHUNKLENS_CONFIG", str(config))
+        monkeypatch.setenv("CHUNKLENS_MODE", "shared")
+        monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+        monkeypatch.setattr(budget, "LEDGER", HourlyLedger())
+        monkeypatch.setattr(clients, "connection", lambda session_id: SimpleNamespace(remote_ip="203.0.113.7",
+                                                                                       headers=[]))
+        lines: dict[str, list[str]] = {}
+        for lib, text in (("visitora1", TEXT), ("visitorb2", b"Descale the Brew 5 kettle every month.")):
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+            at.query_params["lib"] = lib
+            at.session_state["specs"] = ["naive-500t"]
+            at.run().switch_page("pages/documents.py").run()
+            at.file_uploader(key="uploader").set_value([("manual.md", text, "text/plain")]).run()
+            at = click(at, "Add uploaded files")
+            at.switch_page("pages/chunks.py").run()
+            at = click(at, "Run chunkers")
+            assert not at.exception
+            lines[lib] = [e.value.replace("\\", "") for e in at.error]
+        assert lines["visitora1"] == [] and len(server.seen) == 1  # one batch: the visitor's hour
+        [refused] = lines["visitorb2"]
+        assert refused.startswith("naive-500t: stopped before a request to embeddings at 127.0.0.1:")
+        assert refused.endswith("this visitor's address reached the server's limit of 1 paid requests per hour "
+                                "(LLM, embedding and rerank: llm_requests_per_hour); try again later")
+    finally:
+        server.httpd.shutdown()

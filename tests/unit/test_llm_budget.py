@@ -3,6 +3,10 @@ paid CNM backends, and the per-run and per-visitor-hour caps that stop a run wit
 
 from __future__ import annotations
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 
 from core.chunkers.base import ChunkerContext
@@ -107,3 +111,59 @@ def test_a_saved_or_forged_paid_choice_falls_back_to_a_free_backend():
     open_config = ServerConfig(workspace="ws", offer_paid_backends=True)
     assert visitor_choice(open_config, current, submitted).llm == "openai"
     assert isinstance(current, Settings)
+
+
+def test_paid_embedding_requests_count_against_the_visitors_hour(tmp_path):
+    """A real OpenAI-compatible embedding server on loopback (llama.cpp's): each batch is one request, counted
+    against the visitor's hour and not the run's LLM limit; the request past the hour is never sent."""
+    from core.store.embeddings import OpenAIEmbedder
+    from tests.support.llm_server import llama_server
+
+    ledger = HourlyLedger()
+    with llama_server(tmp_path, embedding=True) as server:
+        embedder = OpenAIEmbedder("smollm2", base_url=server.base_url, batch_size=2)
+        sent: list[int] = []
+        hour = r"^stopped before a request to embeddings at 127\.0\.0\.1:\d+/v1:smollm2: this visitor's address " \
+               r"reached the server's limit of 3 paid requests per hour \(LLM, embedding and rerank: " \
+               r"llm_requests_per_hour\); try again later$"
+        with budget_scope(RequestBudget(1, visitor="203.0.113.7", per_hour=3, ledger=ledger)), \
+                pytest.raises(LLMLimitReached, match=hour):
+            embedder.embed([f"Clean filter {i}." for i in range(10)], progress=lambda done, _n: sent.append(done))
+        assert sent == [2, 4, 6]  # three batches answered (past the run's LLM limit of 1), the fourth never sent
+        with budget_scope(RequestBudget(10, visitor="203.0.113.7", per_hour=3, ledger=ledger)), \
+                pytest.raises(LLMLimitReached, match="limit of 3 paid requests per hour"):
+            embedder.embed(["Another run of the same visitor."])
+        with budget_scope(RequestBudget(10, visitor="198.51.100.4", per_hour=3, ledger=ledger)):
+            assert embedder.embed(["Another visitor."]).shape[0] == 1
+
+
+def test_paid_rerank_requests_count_against_the_visitors_hour():
+    from core.schema.chunks import Chunk
+    from core.store.rerank import EndpointReranker
+    from tests.support.http_json import send_json
+
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            seen.append(self.path)
+            send_json(self, 200, {"results": [{"index": i, "relevance_score": 1.0 / (i + 1)}
+                                              for i in range(len(body["documents"]))]})
+
+        def log_message(self, *args) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        reranker = EndpointReranker(f"http://127.0.0.1:{httpd.server_address[1]}/v1")
+        chunks = [Chunk("d", 0, 14, f"Clean filter {i}.", 3, index=i) for i in range(3)]
+        with budget_scope(RequestBudget(10, visitor="203.0.113.7", per_hour=2, ledger=HourlyLedger())):
+            reranker.scores("filter?", None, chunks)
+            reranker.scores("filter?", None, chunks)
+            with pytest.raises(LLMLimitReached, match=r"before a request to /rerank at .*limit of 2 paid requests"):
+                reranker.scores("filter?", None, chunks)
+        assert len(seen) == 2  # the third never reached the server
+    finally:
+        httpd.shutdown()
