@@ -54,6 +54,7 @@ class DocumentShelf:
         self.id = lib_id
         #: the cap on the text of all the library's documents (`text_reason`): the operator's setting
         self.max_text_bytes = max_text_bytes
+        self._held: tuple[tuple[str, ...], int] | None = None  # (listed ids, their text) as `held_text` last knew
         #: one line per damaged or unreadable file this object met while loading, in the order met, no repeats
         self.problems: list[str] = []
         self.root = uploads_root / lib_id
@@ -187,8 +188,16 @@ class DocumentShelf:
 
     def held_text(self, ids: list[str] | None = None) -> int:
         """The text the library holds (of documents `ids`, all listed ones by default), as `text_bytes` counts it,
-        read from the stored files (each once per process)."""
-        return sum(stored_text_bytes(self.texts / f"{i}.json") for i in (self._ids() if ids is None else ids))
+        read from the stored files (each once per process; the sum is kept while the listed ids stay the same, so
+        an archive of many documents does not stat them all for each one)."""
+        key = tuple(self._ids() if ids is None else ids)
+        if self._held is None or self._held[0] != key:
+            self._held = (key, sum(stored_text_bytes(self.texts / f"{i}.json") for i in key))
+        return self._held[1]
+
+    def _holds(self, ids: list[str], held: int) -> None:
+        """Remember that the listed `ids` hold `held` bytes of text (after a write this object made)."""
+        self._held = (tuple(ids), held)
 
     def text_reason(self, doc: Document, held: int) -> str | None:
         """Why `doc` cannot join a library that holds `held` bytes of text (one line, for after the document's
@@ -256,6 +265,7 @@ class DocumentShelf:
                 undo_steps([f.unlink for f in self._files_of(doc.doc_id)])
                 errors[n] = f"{name}: could not be stored ({why_failed(exc)})"
             return []
+        self._holds(ids + [doc.doc_id for _, _, doc in added], held)
         return [doc for _, _, doc in added]
 
     def _files_of(self, doc_id: str) -> list[Path]:
@@ -271,10 +281,12 @@ class DocumentShelf:
             ids = self._ids()
             if doc.doc_id in ids or doc.doc_id in self._stored_ids():
                 return False
-            if reason := self.text_reason(doc, self.held_text(ids)):
+            held = self.held_text(ids)
+            if reason := self.text_reason(doc, held):
                 raise DocumentError(reason)
             self._store(doc, original)
             self._write_ids([*ids, doc.doc_id])
+            self._holds([*ids, doc.doc_id], held + text_bytes(doc))
         return True
 
     def documents(self) -> list[Document]:
