@@ -17,5 +17,8 @@ if [ "${1:-}" = "--expose" ]; then
 fi
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# X-Forwarded-For names a visitor only through the proxies server.toml trusts (trusted_proxies), not through
+# uvicorn's own default of trusting any peer on loopback
+export FORWARDED_ALLOW_IPS="${FORWARDED_ALLOW_IPS-}"
 exec .venv/bin/streamlit run app.py --server.headless true --browser.gatherUsageStats false \
   --server.address "$ADDRESS" "${EXTRA[@]}" "$@"

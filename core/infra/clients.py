@@ -9,10 +9,11 @@ free. So the limits are counted per *client address*, which a visitor cannot mul
   nothing to change);
 - X-Forwarded-For only where the operator named the proxy it came through (`trusted_proxies`): the entries are
   read from the right, each hop the operator trusts giving way to the one before it, so whatever a client wrote
-  into the header itself is never reached. A connection that carries X-Forwarded-For from a proxy the operator did
-  not name counts as one client, "via an undeclared proxy": everyone behind it shares one allowance (never more),
-  and the operator's fix is to name the proxy. (uvicorn itself already reads the header from a peer on loopback,
-  `FORWARDED_ALLOW_IPS`; this rule holds either way.)
+  into the header itself is never reached, and a client that reaches the server directly gains nothing by
+  sending one. Without a named proxy the connection's address is the client: everyone behind an unnamed proxy
+  shares one allowance (never more), and the operator's fix is to name it. Streamlit's server (uvicorn) applies
+  the same rule before ChunkLens sees the address, for the peers in its `FORWARDED_ALLOW_IPS` (loopback unless
+  set); `scripts/run-app.sh` sets that empty, so the operator's `trusted_proxies` is the only list.
 
 A signed cookie was the other choice, and the weaker one: a client that drops its cookies is a new client, so
 the allowance would multiply as cheaply as sessions do. Addresses have the opposite fault, which is the safe one:
@@ -31,9 +32,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-#: the client every connection through a proxy the operator did not name counts as
-UNDECLARED_PROXY = "via an undeclared proxy"
 
 
 def trusted_networks(entries: Iterable[str]) -> list[Network]:
@@ -68,13 +66,11 @@ def client_key(address: str) -> str:
 
 
 def client_address(peer: str | None, forwarded_for: Iterable[str], trusted: list[Network]) -> str | None:
-    """The client behind a connection from `peer` whose X-Forwarded-For headers are `forwarded_for`; None when the
-    connection has no address. See the module's docstring for the rule."""
-    hops = [hop.strip() for header in forwarded_for for hop in header.split(",") if hop.strip()]
+    """The client behind a connection from `peer` whose X-Forwarded-For headers are `forwarded_for`, through the
+    operator's `trusted` proxies; None when the connection has no address. See the module's docstring."""
     if peer is None:
         return None
-    if not trusted:
-        return UNDECLARED_PROXY if hops else peer
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",") if hop.strip()]
     address = peer
     while hops and (ip := _ip(address)) is not None and any(ip in net for net in trusted):
         address = hops.pop()
