@@ -46,6 +46,7 @@ ENVIRONMENT = {
     "CHUNKLENS_OFFER_PAID_BACKENDS": "offer_paid_backends",
     "CHUNKLENS_LLM_REQUESTS_PER_RUN": "llm_requests_per_run",
     "CHUNKLENS_LLM_REQUESTS_PER_HOUR": "llm_requests_per_hour",
+    "CHUNKLENS_MAX_BENCH_QUESTIONS": "max_bench_questions",
     "CHUNKLENS_MAX_LIBRARY_TEXT_MB": "max_library_text_mb",
     "CHUNKLENS_READER_WORKERS": "reader_workers",
     "CHUNKLENS_TRUSTED_PROXIES": "trusted_proxies",
@@ -83,6 +84,8 @@ class ServerConfig(BaseModel):
     #: paid requests (LLM questions, embedding batches, rerank calls) one client may send per hour on a shared
     #: server, counted by client address (core.infra.clients); 0: no hourly limit
     llm_requests_per_hour: int = Field(default=500, ge=0, le=1_000_000)
+    #: questions one benchmark scores on a shared server (core.workbench.capped_questions picks them); 0: all
+    max_bench_questions: int = Field(default=1000, ge=0, le=1_000_000)
     #: reader workers (core.ingest.worker, up to 1 GB each) alive at once in the server process, half of them at
     #: most for one client (core.ingest.reader_pool)
     reader_workers: int = Field(default=2, ge=1, le=64)
@@ -98,6 +101,11 @@ class ServerConfig(BaseModel):
             trusted_networks(str(p) for p in entries)  # a bad entry is a ValueError naming it
             return [str(p).strip() for p in entries]
         return entries
+
+    def bench_question_cap(self, mode: str) -> int | None:
+        """How many questions one benchmark may score in `mode`: the operator's cap on a shared server, where
+        every question costs the one process a search per chunker and its memory; none for a local user."""
+        return (self.max_bench_questions or None) if mode == "shared" else None
 
     def offered_llms(self, mode: str, kinds: tuple[str, ...]) -> list[str]:
         """The CNM backends among `kinds` a session in `mode` may pick: paid ones on a shared server only when the
@@ -120,7 +128,9 @@ class ServerConfig(BaseModel):
                                       if self.offer_paid_backends else "not offered"),
                 "paid requests (LLM, embedding, rerank)": f"{self.llm_requests_per_hour or 'no limit'} per visitor "
                                                           "per hour",
-                "file readers": f"{self.reader_workers} at once"}
+                "file readers": f"{self.reader_workers} at once",
+                "benchmark questions": (f"at most {self.max_bench_questions:,} per benchmark"
+                                        if self.max_bench_questions else "no limit")}
 
 
 def config_path() -> Path:

@@ -18,7 +18,7 @@ from core.infra.uploads import limit_mb, read_upload
 from core.ingest.datasets import MAX_QA_BYTES
 from core.outputs.report_html import render_html
 from core.settings import parse_ks
-from core.workbench import DEFAULT_SPECS, benchmark
+from core.workbench import DEFAULT_SPECS, benchmark, question_cap_line
 
 state.through_app()
 st.header("Benchmark")
@@ -93,7 +93,8 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
     with progress_status("Benchmarking…") as (status, progress):
         try:
             report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers),
-                               max_specs=state.max_specs())
+                               max_specs=state.max_specs(),
+                               max_questions=state.server_config().bench_question_cap(state.mode()))
             st.session_state["bench_report"] = report
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:
@@ -103,6 +104,8 @@ report = st.session_state.get("bench_report")
 if not report:
     st.stop()
 view = BenchReport(report)
+if capped := question_cap_line(report):
+    st.info(md_escape(capped))
 st.caption("Retrieval: " + ", ".join(f"{k} {v}" for k, v in (view.retrieval or {"mode": "dense"}).items()
                                      if k != "lexical"))
 table = pd.DataFrame([{"chunker": spec, **r.flat_numbers()} for spec, r in view.results.items()])

@@ -42,11 +42,13 @@ from core.workbench.scoring import (
     MIN_JUDGED_FOR_INTERVALS,
     RESULTS_DIR,
     benchmark,
+    capped_questions,
     evaluate_result,
     generate_library_set,
     generated_set_trust,
     judged_benchmark,
     judged_only,
+    question_cap_line,
 )
 from core.workbench.tags import (
     MAX_TAGS_BYTES,
@@ -59,10 +61,12 @@ from core.workbench.tags import (
 
 __all__ = ["ChunkerResult", "Corpus", "DEFAULT_SPECS", "DemoSummary", "GeneratedAnswer", "MAX_SPECS_SHARED",
     "MAX_TAGS_BYTES", "MIN_JUDGED_FOR_INTERVALS", "MORE_SPECS", "QueryResult", "RESULTS_DIR", "RunQuery",
-    "RunSummary", "UnreadPart", "answer_each", "apply_cnm_edits", "ask_all", "benchmark", "check_spec_count",
+    "RunSummary", "UnreadPart", "answer_each", "apply_cnm_edits", "ask_all", "benchmark", "capped_questions",
+    "check_spec_count",
     "edits_key", "embed_sample_set", "evaluate_result", "folder_documents", "generate_library_set",
     "generated_set_trust",
     "gold_overlap", "gold_tags", "guided_demo", "judged_benchmark", "judged_only", "make_corpus", "pool_depths",
+    "question_cap_line",
     "replay_cnm_edits", "rescore", "restore_runs", "retriever_for", "run_chunkers", "run_query", "run_summaries",
     "sample_folder", "tag_accuracy", "tag_file_edits", "unread_part", "unread_parts", "unread_share_of",
     "words_only_unread"]

@@ -4,6 +4,7 @@ library."""
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,15 +48,56 @@ def generated_set_trust() -> list[str]:
 def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: Sequence[int], qualify: bool,
               join: bool, progress: Progress | None = None,
               retrieval: RetrievalSettings | None = None, answers: int = 0,
-              done: Mapping[str, ChunkerResult] | None = None, max_specs: int | None = None) -> dict[str, Any]:
+              done: Mapping[str, ChunkerResult] | None = None, max_specs: int | None = None,
+              max_questions: int | None = None) -> dict[str, Any]:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
     the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L). `done`: runs
     of these specs just made over the same documents, scored as they are rather than loaded again. More specs than
-    `max_specs` is a ConfigError before any work."""
+    `max_specs` is a ConfigError before any work. A set of more than `max_questions` questions (a shared server's
+    cap) is scored on `capped_questions` of it, and the report's `question_cap` says how many of how many."""
     check_spec_count(specs, max_specs)
     options = BenchOptions(ks, qualify, join, retrieval or services.settings.retrieval_settings(), answers)
     prior = {s: r.indexed for s, r in (done or {}).items() if r.ok and r.indexed is not None}
-    return bench_dataset(dataset, specs, options, services, progress, prior)
+    chosen = capped_questions(dataset.questions, max_questions)
+    if len(chosen) == len(dataset.questions):
+        return bench_dataset(dataset, specs, options, services, progress, prior)
+    report = bench_dataset(dataclasses.replace(dataset, questions=chosen), specs, options, services, progress, prior)
+    return {**report, "question_cap": {"scored": len(chosen), "of": len(dataset.questions), "cap": max_questions}}
+
+
+#: the seed of the cap's choice: the same set under the same cap is scored on the same questions every time
+CAP_SEED = 0
+
+
+def capped_questions(questions: Sequence[Question], cap: int | None, seed: int = CAP_SEED) -> list[Question]:
+    """At most `cap` of `questions` (all of them when `cap` is None or 0), stratified by document: each document
+    (of a question's first gold span) keeps its share of the cap, by largest remainder, and within it a seeded
+    draw picks which; the chosen keep the set's order. A set capped this way asks about every document as the
+    whole set does, so a chunker that is good on one manual only neither gains nor loses by the cut."""
+    if not cap or len(questions) <= cap:
+        return list(questions)
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        groups.setdefault(q.references[0].doc_id if q.references else "", []).append(i)
+    exact = {doc: cap * len(members) / len(questions) for doc, members in groups.items()}
+    quota = {doc: int(share) for doc, share in exact.items()}
+    by_remainder = sorted(groups, key=lambda doc: exact[doc] - quota[doc], reverse=True)  # stable: first seen wins
+    for doc in by_remainder[:cap - sum(quota.values())]:
+        quota[doc] += 1
+    rng = random.Random(seed)
+    kept = sorted(i for doc, members in groups.items() for i in rng.sample(members, quota[doc]))
+    return [questions[i] for i in kept]
+
+
+def question_cap_line(report: Mapping[str, Any]) -> str | None:
+    """The one line a capped report carries: how many questions of how many were scored, and why (None when the
+    whole set was)."""
+    cap = report.get("question_cap")
+    if not isinstance(cap, Mapping) or not all(isinstance(cap.get(k), int) for k in ("scored", "of", "cap")):
+        return None
+    return (f"Scored {cap['scored']:,} of the set's {cap['of']:,} questions: this shared server scores at most "
+            f"{cap['cap']:,} per benchmark (setting max_bench_questions), chosen in proportion to each document's "
+            "questions, the same ones every time.")
 
 
 MIN_JUDGED_FOR_INTERVALS = 2
