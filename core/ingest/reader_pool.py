@@ -74,8 +74,10 @@ class ReaderPool:
         client = current_client()
         deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         with self._cond:
-            if not self._free(client) and on_wait is not None:
-                on_wait()
+            waits = not self._free(client)
+        if waits and on_wait is not None:
+            on_wait()  # outside the lock: showing a line may take a moment
+        with self._cond:
             while not self._free(client):
                 left = deadline - time.monotonic()
                 if left <= 0:

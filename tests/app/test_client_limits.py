@@ -97,3 +97,30 @@ def test_the_operators_paid_embedder_is_charged_to_the_visitors_hour(monkeypatch
                                 "(LLM, embedding and rerank: llm_requests_per_hour); try again later")
     finally:
         server.httpd.shutdown()
+
+
+def test_a_file_that_finds_every_reader_busy_waits_with_a_line_then_is_refused_alone(monkeypatch, tmp_path):
+    """The operator's one reader is busy (another visitor's PDF): the upload says its PDF waits, refuses it in one
+    line when the wait ends, and keeps the text file uploaded with it."""
+    from core.ingest import reader_pool
+    from tests.support.pdfs import make_pdf
+
+    monkeypatch.setenv("CHUNKLENS_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setenv("CHUNKLENS_READER_WORKERS", "1")
+    monkeypatch.setattr(reader_pool, "WAIT_SECONDS", 0.5)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    try:
+        with reader_pool.POOL.slot():
+            at.switch_page("pages/documents.py").run()
+            at.file_uploader(key="uploader").set_value([
+                ("manual.pdf", make_pdf(["Clean the filter."]), "application/pdf"),
+                ("notes.md", b"Descale the kettle every month.", "text/plain")]).run()
+            at = click(at, "Add uploaded files")
+    finally:
+        reader_pool.configure(reader_pool.DEFAULT_READERS)
+    assert not at.exception
+    assert [i.value.replace("\\", "") for i in at.info if "file reader" in i.value] == [
+        "manual.pdf waits for a free file reader (this server runs 1 at once: reader_workers)"]
+    [refused] = [e.value.replace("\\", "") for e in at.error]
+    assert refused.startswith("manual.pdf: not read, every file reader it may use stayed busy for 0.5 seconds")
+    assert any("Added 1 document(s): notes" in s.value for s in at.success)
