@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ import numpy as np
 from core.infra.errors import ConfigError, EmbeddingError
 from core.infra.storage import open_cache
 from core.infra.urls import redact_url
-from core.store.vector_checks import refused_text, select_blobs, sound_rows, tell_once
+from core.store.vector_checks import is_damage, refused_text, select_blobs, set_aside, sound_rows, tell_once
 
 if TYPE_CHECKING:
     from core.store.machine_file import MachineVectors
@@ -290,13 +291,31 @@ def _one_vector(embedding: Sequence[float] | Sequence[Sequence[float]]) -> np.nd
 class EmbeddingCache:
     """Vectors on disk keyed by (embedder key, text hash): a rerun embeds nothing it has seen before. Only sound
     rows are served (`core.store.vector_checks`); a damaged one is left for the caller to compute again, which
-    overwrites it, and the first met is one log line naming the file."""
+    overwrites it, and the first met is one log line naming the file. A file SQLite finds damaged (not a database,
+    a malformed page) is set aside as `<name>.damaged-<time>` with one log line and a new cache started: a cache
+    is only a head start."""
+
+    _TABLE = "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)"
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
         # (an older cache also has a `dim` column, left empty from now on: the blob's length gives the size)
-        self._db = open_cache(path, "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")
+        try:
+            self._db = open_cache(path, self._TABLE)
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self._db = self._start_again(exc)
+
+    def _start_again(self, exc: sqlite3.Error) -> sqlite3.Connection:
+        """Set the damaged file aside and open a new, empty cache in its place (the caller holds the lock)."""
+        if getattr(self, "_db", None) is not None:
+            self._db.close()
+        kept = set_aside(self.path)
+        tell_once(self.path, "file", f"{self.path}: the vector cache is damaged ({exc}); it is kept as {kept.name} "
+                                     "and a new one started, so its vectors are computed again")
+        return open_cache(self.path, self._TABLE)
 
     @staticmethod
     def key(model_key: str, text: str) -> str:
@@ -305,7 +324,13 @@ class EmbeddingCache:
     def get_many(self, keys: list[str], dim: int | None = None) -> dict[str, np.ndarray]:
         """The sound vectors of length `dim` (the length most rows read have, when None) held for `keys`."""
         with self._lock:
-            blobs = select_blobs(self._db, keys)
+            try:
+                blobs = select_blobs(self._db, keys)
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
+                self._db = self._start_again(exc)
+                return {}
         found, refused = sound_rows(blobs, dim)
         if refused:
             tell_once(self.path, "rows", f"{self.path}: {refused_text(refused)} in the vector cache are damaged; "
@@ -313,12 +338,17 @@ class EmbeddingCache:
         return found
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
+        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
         with self._lock:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
-                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
-            )
-            self._db.commit()
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)", rows)
+                self._db.commit()
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
+                self._db = self._start_again(exc)
+                self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)", rows)
+                self._db.commit()
 
 
 @dataclass

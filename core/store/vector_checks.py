@@ -12,10 +12,13 @@ computes it again. The check is one vectorised pass over the rows one read fetch
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sqlite3
 import threading
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -87,3 +90,25 @@ def tell_once(path: Path | str, kind: str, line: str) -> None:
             return
         _told.add((str(path), kind))
     log.warning(line)
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says the file itself is damaged (not a database, or a malformed page), rather than
+    busy, locked or unreachable."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.DatabaseError) and code is not None and code & 0xFF in (
+        sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def set_aside(path: Path) -> Path:
+    """Move the damaged SQLite file `path`, with its write-ahead log and shared memory, to siblings named
+    `<name>.damaged-<UTC time>`, never over an earlier copy; return the new name of the file itself."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    n = 1
+    while any(Path(f"{path}{end}.damaged-{stamp}" + (f"-{n}" if n > 1 else "")).exists() for end in ("", "-wal")):
+        n += 1
+    suffix = f".damaged-{stamp}" + (f"-{n}" if n > 1 else "")
+    for end in ("-wal", "-shm", ""):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{path}{end}", f"{path}{end}{suffix}")
+    return Path(f"{path}{suffix}")

@@ -199,3 +199,33 @@ def test_the_header_is_checked_once_per_process_for_one_version_of_the_file(mini
     copy.write_bytes(path.read_bytes())
     copy.replace(path)
     assert embedders.machine_vectors(minilm) is not None and len(calls) == 2
+
+
+def _filled_cache(path, minilm) -> np.ndarray:
+    """A workspace cache holding 2,000 other vectors, then TEXTS' (last, so at its end); TEXTS' honest vectors."""
+    rng = np.random.default_rng(7)
+    other = rng.normal(size=(2000, 384)).astype(np.float32)
+    other /= np.linalg.norm(other, axis=1, keepdims=True)
+    cache = EmbeddingCache(path)
+    cache.put_many({f"{i:064x}": v for i, v in enumerate(other)})
+    honest = CachedEmbedder(minilm, cache).embed(TEXTS)
+    cache._db.close()  # the write-ahead log goes into the file
+    return honest
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short"])
+def test_a_damaged_workspace_cache_file_is_set_aside_and_started_again(minilm, tmp_path, caplog, damage):
+    path = tmp_path / "cache" / "embeddings.sqlite"
+    honest = _filled_cache(path, minilm)
+    data = path.read_bytes()
+    path.write_bytes(b"\x00garbage" * 5000 if damage == "garbage" else data[: len(data) // 2])
+    damaged = path.read_bytes()
+
+    caplog.set_level(logging.WARNING)
+    again = CachedEmbedder(minilm, EmbeddingCache(path))
+    assert np.allclose(again.embed(TEXTS), honest, atol=1e-6) and again.stats.computed == len(TEXTS)
+    [line] = [r.getMessage() for r in caplog.records if str(path) in r.getMessage()]
+    [kept] = path.parent.glob("embeddings.sqlite.damaged-*")
+    assert "damaged" in line and kept.name in line and kept.read_bytes() == damaged
+    later = CachedEmbedder(minilm, EmbeddingCache(path))  # the new cache holds what was computed again
+    assert np.allclose(later.embed(TEXTS), honest, atol=1e-6) and later.stats.computed == 0
