@@ -20,8 +20,35 @@ from core.schema.documents import Document
 
 PREFIX_MODES = ("none", "title", "headings")
 SEPARATOR = " > "
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+#: the longest line read as a heading, in characters. The longest heading of the QA sets and the sample data is
+#: 109 characters (136 in this project's docs); a longer `#` line is prose or a hostile upload, and as a heading it
+#: would be copied into the prefix of every chunk under it and read as a title by CHOP
+MAX_HEADING_CHARS = 500
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    r"""(level, text) of an ATX heading line (without its line break), or None. CommonMark's form: up to three
+    spaces, one to six `#`, a blank, the text, then an optional closing run of `#` after a blank, and trailing
+    blanks. The text is the shortest one after the opening blanks that leaves only such a tail, as the pattern
+    `^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$` read it; read here in one pass over the line, because that
+    pattern's lazy text before the blanks of its tail backtracked quadratically on a line followed by many blanks
+    (seconds for 20,000). A line over MAX_HEADING_CHARS is no heading."""
+    if len(line) > MAX_HEADING_CHARS:
+        return None
+    body = line.lstrip(" ")
+    level = len(body) - len(body.lstrip("#"))
+    rest = body[level:]
+    text = rest.lstrip(" \t")
+    if len(line) - len(body) > 3 or not 1 <= level <= 6 or len(text) == len(rest):
+        return None
+    if not text:  # only blanks after the `#`s: the text is the last of them, when there are two or more
+        return (level, rest[-1]) if len(rest) > 1 else None
+    end = len(text.rstrip(" \t"))
+    hashes = len(text[:end].rstrip("#"))  # where a closing run of `#` starts
+    if 0 < hashes < end and text[hashes - 1] in " \t":
+        return level, text[:len(text[:hashes].rstrip(" \t"))]
+    return level, text[:end]
 
 
 def markdown_headings(text: str) -> list[tuple[int, int, str]]:
@@ -32,8 +59,8 @@ def markdown_headings(text: str) -> list[tuple[int, int, str]]:
     for line in text.splitlines(keepends=True):
         if _FENCE.match(line):
             fenced = not fenced
-        elif not fenced and line.startswith(("#", " ")) and (m := _ATX.match(line.rstrip("\r\n"))):
-            out.append((pos, len(m.group(1)), m.group(2).strip()))
+        elif not fenced and line.startswith(("#", " ")) and (found := atx_heading(line.rstrip("\r\n"))):
+            out.append((pos, found[0], found[1].strip()))
         pos += len(line)
     return out
 

@@ -26,7 +26,9 @@ _UNITS = (r"%|°\s?[CF]|mm|cm|km|m|kg|mg|g|lbs?|oz|ml|mL|l|L|V|mV|kV|W|kW|mW|Wh|
 _FACT = re.compile(
     rf"(?<![\w.])(?:\d+(?:[.,]\d+)*\s?(?:{_UNITS})(?![\w])"  # a number with its unit
     r"|[A-Za-z]*\d[A-Za-z0-9]*(?:[-/.][A-Za-z0-9]+)*"  # a model code or any other token holding a digit
-    r"|[A-Z]{2,}[0-9A-Z]*(?:-[A-Z0-9]+)+)")  # an upper-case hyphenated code (SM-G, AC-DC)
+    # an upper-case hyphenated code (SM-G, AC-DC); `[A-Z]{2,}[0-9A-Z]*` split a run of capitals in every way
+    # before failing (quadratic on a long one), so two capitals, then the rest of the run taken whole
+    r"|[A-Z]{2}[0-9A-Z]*+(?:-[A-Z0-9]+)+)")
 _STEP = re.compile(r"^\s*(?:\d{1,2}[.)]\s|step\s+\d|[-•*]\s)", re.IGNORECASE)
 _IMPERATIVE = re.compile(r"^\s*(?:press|turn|remove|insert|connect|disconnect|open|close|hold|select|tap|set|clean|"
                          r"replace|switch|push|pull|slide|attach|detach|plug|unplug|check|make sure|do not|never)\b",

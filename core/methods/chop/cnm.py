@@ -246,9 +246,6 @@ class DecisionResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
-
-
 #: a tag or decision is a few hundred characters; only this much of an answer is searched for its JSON, so a server
 #: that sends megabytes of braces costs no more than a normal answer
 MAX_ANSWER_CHARS = 20_000

@@ -59,7 +59,6 @@ from core.methods.chop.evidence import FREQUENCY, trusted, withheld
 from core.methods.chop.reading import (
     DOCUMENT_WORDS,
     FIRST_PAGE,
-    HEADING,
     NAME_TOKEN,
     TITLE_MARKER,
     TOKEN,
@@ -68,6 +67,7 @@ from core.methods.chop.reading import (
     cover_line,
     described_type,
     has_digit,
+    hash_headings,
     is_section,
     models_in,
     names_something,
@@ -106,6 +106,36 @@ def _typed(model: str | None, words: str) -> Name:
     if not words:
         return Name(model, None)
     return Name(model, words) if noun_headed(words) else Name(model, None, not_a_type=words)
+
+
+# a word of running text (after a lower-case word or a comma): how the library writes a title's words
+_AFTER_LOWER = re.compile(r"(?<=[a-z,] )([A-Za-z]+)")
+# a dash, colon or bar between blanks in a title: what follows is a subtitle ("Orbit K5 - Quick Start")
+_TITLE_BREAK = re.compile(r"\s[-–—:|]\s")
+_TITLE_BREAK_BETWEEN = re.compile(r"\w\s[-–—:|]\s\w")
+_OPENING = re.compile(r"[(\[]")
+_CLOSING = {"(": ")", "[": "]"}
+
+
+def without_brackets(line: str) -> str:
+    r"""`line` with each bracketed aside ("(rev. 2)", "[draft]") made one blank, from an opening bracket to the
+    first closing one after it, as `re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", line)` does. That pattern scanned to
+    the line's end from every unclosed bracket (quadratic on a title of "("); here each closing bracket is looked
+    for once, and an opening one with none after it leaves every later one of its kind as it is."""
+    parts: list[str] = []
+    done = 0
+    unclosed: set[str] = set()
+    for m in _OPENING.finditer(line):
+        opening = m.group()
+        if m.start() < done or opening in unclosed:
+            continue
+        close = line.find(_CLOSING[opening], m.start() + 1)
+        if close < 0:
+            unclosed.add(opening)
+            continue
+        parts.append(line[done:m.start()] + " ")
+        done = close + 1
+    return "".join(parts) + line[done:]
 
 
 def _units(documents: Sequence[Any]) -> list[str]:
@@ -161,7 +191,7 @@ class ExtractCnm:
         total: Counter[str] = Counter()
         wanted = {w for w in title_words if w.isalpha()}
         for doc in documents:
-            for m in re.finditer(r"(?<=[a-z,] )([A-Za-z]+)", doc.text):
+            for m in _AFTER_LOWER.finditer(doc.text):
                 w = m.group(1)
                 if w.lower() in wanted:
                     total[w.lower()] += 1
@@ -191,8 +221,8 @@ class ExtractCnm:
 
     def name_of(self, line: str) -> Name:
         """Split a title line into a model and a product type (see the module's doc)."""
-        line = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", line.lstrip("# ").strip())
-        line = re.split(r"\s[-–—:|]\s", line)[0] if re.search(r"\w\s[-–—:|]\s\w", line) else line
+        line = without_brackets(line.lstrip("# ").strip())
+        line = _TITLE_BREAK.split(line)[0] if _TITLE_BREAK_BETWEEN.search(line) else line
         lib = self.library
         # hyphen-joined parts stay one word: "L412RB-P" and "X6-RT" are other products than "L412RB" and "X6"
         spelled = [w for w in NAME_TOKEN.findall(line) if w.lower() not in DOCUMENT_WORDS]
@@ -359,10 +389,9 @@ class ExtractCnm:
     def opening_title(self, text: str) -> str | None:
         """The title line at the start of a run (within its first 300 characters), if any."""
         head = text[:300]
-        for m in HEADING.finditer(head):
-            if len(m.group(1)) == 1 and self.library.heading_counts[norm_line(m.group(2))] <= 1 and \
-                    not is_section(m.group(2)):
-                return m.group(2)
+        for h in hash_headings(head):
+            if h.level == 1 and self.library.heading_counts[norm_line(h.text)] <= 1 and not is_section(h.text):
+                return h.text
         m = TITLE_MARKER.search(head)
         return m.group(0).strip() if m and "content" not in m.group(0).lower() else None
 

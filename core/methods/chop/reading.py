@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from core.chunkers.headers import MAX_HEADING_CHARS
 from core.methods.chop.rules import (
     GENERIC_SERIES_WORDS,
     model_candidates,
@@ -33,10 +35,10 @@ SECTION_WORDS = frozenset((
 FIRST_PAGE = 2000  # characters of a run that count as its first page
 
 
-HEADING = re.compile(r"(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-# a heading written as a line underlined with one repeated character: Markdown's setext headings ("=" for the first
-# level, "-" for the second) and reStructuredText's section titles (any of = - ~ * # ^, with or without an overline)
-UNDERLINED = re.compile(r"(?m)^(?![ \t]*(?:\.\.|[|+*>-]\s))([ \t]*[^\s=~*#^|+-][^\n]*?)[ \t]*\n([=~*#^-])\2{2,}[ \t]*$")
+# the start of a `#` heading line, read to the line's end (`hash_headings` reads the rest)
+_HASH_LINE = re.compile(r"(?m)^#{1,6}[ \t][^\n]*")
+# a line of one repeated character under a heading (`underlined_headings`)
+_RULE_LINE = re.compile(r"(?m)^([=~*#^-])\1{2,}+[ \t]*$")
 TITLE_MARKER = re.compile(r"(?im)^[ \t]*(?:table of contents|contents|[A-Z][^\n]{2,60}\b(?:user manual|user guide|"
                      r"owner'?s manual|instruction manual|operating instructions))[ \t]*$")
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
@@ -58,15 +60,69 @@ _SPLIT = re.compile(r"[\n.;:!?()\[\]{}|,\"*_`>/\\=]+|\s[-–—]\s|\s{2,}")
 
 
 
+class Heading(NamedTuple):
+    """A heading line of a text: where its line starts, its level (the number of `#`s; 0 for an underlined one),
+    its text as written (trailing blanks and `#`s off, other blanks kept) and, for an underlined one, the
+    character it is underlined with."""
+
+    start: int
+    level: int
+    text: str
+    mark: str = ""
+
+
+def hash_headings(text: str) -> list[Heading]:
+    r"""Every `#` heading line of a text: one to six `#`, a blank, then the heading, up to MAX_HEADING_CHARS
+    characters a line. The heading is the shortest text after the opening blanks that leaves only blanks and `#`s
+    (as `(?m)^(#{1,6})[ \t]+(.+?)[ \t#]*$` read it; read per line here, because that pattern's lazy text before
+    `[ \t#]*` backtracked quadratically on a heading followed by many blanks: seconds for 20,000)."""
+    out = []
+    for m in _HASH_LINE.finditer(text):
+        line = m.group()
+        if len(line) > MAX_HEADING_CHARS:
+            continue
+        level = len(line) - len(line.lstrip("#"))
+        rest = line[level:]
+        body = rest.lstrip(" \t")
+        if body:
+            out.append(Heading(m.start(), level, body[:max(1, len(body.rstrip(" \t#")))]))
+        elif len(rest) > 1:  # only blanks after the `#`s: the pattern's text was the last of them
+            out.append(Heading(m.start(), level, rest[-1]))
+    return out
+
+
+def underlined_headings(text: str) -> list[Heading]:
+    """Every heading written as a line underlined with one repeated character: Markdown's setext headings ("=" for
+    the first level, "-" for the second) and reStructuredText's section titles (any of = - ~ * # ^ three times or
+    more, with or without an overline). The heading line opens with a character that is neither a blank nor one
+    of = ~ * # ^ | + -, is no list item, quote or table row ("- ", "> ", "| ") and no comment (".."), and is at
+    most MAX_HEADING_CHARS long. Read from each underline up to the line above it (the pattern it replaces had a
+    lazy heading text before trailing blanks, quadratic on a line of many blanks)."""
+    out = []
+    for m in _RULE_LINE.finditer(text):
+        end = m.start() - 1  # the line break before the underline
+        if end < 0:
+            continue
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        opening = line.lstrip(" \t")
+        after = opening[1:2] or "\n"  # the character after the opening one (the line break, on a one-character line)
+        if len(line) > MAX_HEADING_CHARS or not opening or opening[0].isspace() or opening[0] in "=~*#^|+-" \
+                or opening.startswith("..") or (opening[0] == ">" and after.isspace()):
+            continue
+        out.append(Heading(start, 0, line.rstrip(" \t"), m.group(1)))
+    return out
+
+
 def first_level_lines(text: str) -> list[tuple[int, str]]:
     """(offset, text) of the first-level headings a plain or Markdown text writes: `# ...` lines and the lines
     underlined like the text's first underlined heading (reStructuredText's rule: the first adornment met is the
     top level; "=" in Markdown's setext form)."""
-    out = [(m.start(), m.group(2).strip()) for m in HEADING.finditer(text) if len(m.group(1)) == 1]
-    underlined = list(UNDERLINED.finditer(text))
+    out = [(h.start, h.text.strip()) for h in hash_headings(text) if h.level == 1]
+    underlined = underlined_headings(text)
     if underlined:
-        top = underlined[0].group(2)
-        out += [(m.start(1), m.group(1).strip()) for m in underlined if m.group(2) == top]
+        top = underlined[0].mark
+        out += [(h.start, h.text.strip()) for h in underlined if h.mark == top]
     return sorted(out)
 
 
@@ -74,8 +130,7 @@ def first_heading(text: str) -> str | None:
     """The first heading of a text, of any level and form (`#` lines, underlined lines), when it names something
     besides a kind or a part of a document ("Overview", "Contents"): where a document writes its own title, after a
     cover comment or a licence header. None when the text opens with a section instead."""
-    found = [(m.start(), m.group(2).strip()) for m in HEADING.finditer(text)]
-    found += [(m.start(1), m.group(1).strip()) for m in UNDERLINED.finditer(text)]
+    found = [(h.start, h.text.strip()) for h in hash_headings(text) + underlined_headings(text)]
     if not found:
         return None
     heading = min(found)[1]
@@ -119,6 +174,17 @@ def described_type(text: str) -> str | None:
 
 
 _DETERMINER = r"(?:the|this|that|your|our|a|an|each|every|one)"
+# a determiner and the blanks after it, in any case: where a product type may be stated on its own ("the board")
+_DETERMINED = re.compile(rf"(?i)\b{_DETERMINER}\s++")
+# the letters and hyphens a case-blind reading of a lower-case phrase accepts: ASCII letters, and the four others
+# Python's case-insensitive matching takes for one ("K" the Kelvin sign for "k", "ſ" for "s", "ı" and "İ" for "i")
+_PHRASE_CHARS = re.compile("[A-Za-z\u0130\u0131\u017f\u212a-]*+")
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_BOUNDARY = re.compile(r"\b")
+# the one or two lower-case words after a model ("Orbit K5 flight controller"), read from the model's end (never from
+# inside a run of blanks: a search from each blank of a long run would scan the rest of it each time)
+_WORDS_AFTER = re.compile(r"(?<![ \t])[ \t]++([a-z][a-z-]+)(?:[ \t]++([a-z][a-z-]+))?")
+_WORD_OR_HYPHEN = re.compile(r"[\w-]")
 
 
 def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
@@ -126,23 +192,65 @@ def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
     controller", "The Nucleo F401RE board features ..."), from (model, text) pairs: one or two lower-case words,
     neither a stop word nor a document word, that the same text also writes after a determiner on their own ("the
     board", "a flight controller") and the part-of-speech tagger reads as a noun phrase in its sentence
-    (`speech.noun_headed`), so a verb after the model ("the Orbit K5 keeps its settings") never counts."""
+    (`speech.noun_headed`), so a verb after the model ("the Orbit K5 keeps its settings") never counts.
+
+    One pass over each text for its mentions of the model and one for its determiners (`determined_phrases`):
+    searching the whole text again for each mention's words made a 72 KB manual naming its model 1,300 times
+    cost seconds before its first chunk."""
     stop = stopwords()
     found: Counter[str] = Counter()
     for model, text in named:
-        stated = set()
-        for m in re.finditer(rf"(?<![\w-]){re.escape(model)}[ \t]+([a-z][a-z-]+)(?:[ \t]+([a-z][a-z-]+))?", text):
-            words = [w for w in m.groups() if w]
+        stated: set[str] = set()
+        determined: set[str] | None = None  # read when a mention first needs it
+        for words, end in words_after(model, text):
             for n in (2, 1)[2 - len(words):]:
                 phrase = " ".join(words[:n])
                 if phrase in stated or any(w in stop or w in DOCUMENT_WORDS for w in words[:n]):
                     continue
-                if not noun_headed(phrase, _line_at(text, m.end())):
-                    continue  # a verb or an adjective after the model, as the tagger reads its sentence
-                if re.search(rf"(?i)\b{_DETERMINER}\s+{re.escape(phrase)}\b(?![ \t]*{re.escape(model)})", text):
-                    stated.add(phrase)
+                if determined is None:
+                    determined = determined_phrases(text, model)
+                if phrase in determined and noun_headed(phrase, _line_at(text, end)):
+                    stated.add(phrase)  # not a verb or an adjective after the model, as the tagger reads its sentence
         found.update(stated)
     return found
+
+
+def words_after(model: str, text: str) -> Iterator[tuple[list[str], int]]:
+    """The one or two lower-case words after each mention of `model` (a name: no blank at its ends; as a whole
+    word: no letter, digit or hyphen before it) and where they end, in order, mentions inside the words of an
+    earlier one skipped. The model is found by plain string search, linear in the text whatever its name."""
+    at = text.find(model)
+    while at >= 0:
+        words = _WORDS_AFTER.match(text, at + len(model))
+        if words is None or (at > 0 and _WORD_OR_HYPHEN.match(text, at - 1)):
+            at = text.find(model, at + 1)
+            continue
+        yield [w for w in words.groups() if w], words.end()
+        at = text.find(model, words.end())
+
+
+def determined_phrases(text: str, model: str) -> set[str]:
+    r"""Every phrase of one or two words of letters and hyphens that `text` writes after a determiner, in any
+    case, as a whole word and not followed by `model` ("the board", "a flight controller"; not "the board
+    Orbit K5"), lower case. A lower-case phrase is in it exactly when
+    `(?i)\b{_DETERMINER}\s+{phrase}\b(?![ \t]*{model})` finds it in the text, read here in one pass over the
+    determiners rather than one search of the whole text per phrase."""
+    followed = re.compile(rf"(?i)[ \t]*{re.escape(model)}")
+    out: set[str] = set()
+    for m in _DETERMINED.finditer(text):
+        first = m.end()
+        first_end = _PHRASE_CHARS.match(text, first).end()
+        ends = _word_ends(text, first, first_end)
+        if text.startswith(" ", first_end) and first_end > first:  # a second word after one space
+            ends += _word_ends(text, first_end + 1, _PHRASE_CHARS.match(text, first_end + 1).end())
+        out.update(text[first:end].translate(_FOLD).lower() for end in ends if not followed.match(text, end))
+    return out
+
+
+def _word_ends(text: str, start: int, stop: int) -> list[int]:
+    """The word boundaries after `start` up to `stop` (the end of a run of letters and hyphens): where a phrase
+    starting at `start` may end."""
+    return [b.start() for b in _BOUNDARY.finditer(text, start + 1, stop + 1) if b.start() <= stop]
 
 
 def _line_at(text: str, offset: int) -> str:

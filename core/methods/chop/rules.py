@@ -63,8 +63,9 @@ RULE_SERIES_WORDS = ("Galaxy", "Tab", "Note", *GENERIC_SERIES_WORDS)
 def _named_model_re(series: tuple[str, ...]) -> re.Pattern[str]:
     words = "|".join(re.escape(w) for w in sorted(set(series), key=lambda w: (-len(w), w)))
     return re.compile(rf"\b(?:{words})\s?([A-Z]{{0,2}}\d{{1,4}}[A-Za-z]{{0,2}}\+?)")
-# capitalised or upper case only, as product names write them: "the 225B lite mode" names no variant
-_VARIANT_TAIL = re.compile(r"(?:[ \t]+(?:" + "|".join(f"{w.capitalize()}|{w.upper()}" for w in VARIANT_WORDS)
+# capitalised or upper case only, as product names write them: "the 225B lite mode" names no variant. Read right
+# after a model (never after a blank), its blanks taken whole: a scan through a long run of blanks starts only once
+_VARIANT_TAIL = re.compile(r"(?<![ \t])(?:[ \t]++(?:" + "|".join(f"{w.capitalize()}|{w.upper()}" for w in VARIANT_WORDS)
                            + r")\b)+")
 _NOT_A_MODEL = re.compile(
     r"^(?:\d+(?:V|W|A|Hz|mm|cm|m|kg|g|mAh|Ah|GB|MB|TB|K|MP|s|h|min|dB|L|ml|px|p|x|fps|th|st|nd|rd)?"
@@ -72,9 +73,11 @@ _NOT_A_MODEL = re.compile(
     re.IGNORECASE,
 )
 _MANUAL_WORDS = r"(?:user manual|user guide|owner'?s manual|instruction manual|operating instructions)"
-# a title: a Markdown H1 naming a manual, a short line "<product> user manual", or a table of contents
+# a title: a Markdown H1 naming a manual, a short line "<product> user manual", or a table of contents. One blank
+# after the `#`, the rest of the line read by what follows (`#[ \t]+[^\n]*` split a run of blanks in every way:
+# quadratic on a `#` followed by many blanks)
 _DOC_MARKER = re.compile(
-    rf"(?im)^(?:#[ \t]+[^\n]*\b{_MANUAL_WORDS}\b[^\n]*|[A-Z][^\n]{{2,60}}\b{_MANUAL_WORDS}[ \t]*|"
+    rf"(?im)^(?:#[ \t][^\n]*\b{_MANUAL_WORDS}\b[^\n]*|[A-Z][^\n]{{2,60}}\b{_MANUAL_WORDS}[ \t]*|"
     r"table of contents[ \t]*)$"
 )
 

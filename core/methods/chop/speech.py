@@ -33,6 +33,8 @@ _NOUN = ("NN", "NNS", "NNP", "NNPS")
 _MODIFIER = _NOUN + ("JJ", "JJR", "JJS", "VBG")
 _AMBIGUOUS = ("VB", "VBP", "JJR")  # tags a noun the lexicon knows mostly in another use may get
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# a tagger's token: a word with its inner apostrophes, dots and hyphens ("don't", "v1.2", "drop-in"), or a mark
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'.-]*[\w]|[A-Za-z0-9]|[^\w\s]")
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +74,7 @@ def _tag(tokens: list[str], in_context: bool) -> list[tuple[str, str]]:
 @lru_cache(maxsize=4096)
 def tags(sentence: str) -> tuple[tuple[str, str], ...]:
     """(word, Penn tag) of every word of `sentence`, in order, read with the contextual rules."""
-    tokens = re.findall(r"[A-Za-z0-9][\w'.-]*[\w]|[A-Za-z0-9]|[^\w\s]", sentence)
+    tokens = _TOKEN.findall(sentence)
     return tuple((w, t) for w, t in _tag(tokens, True) if _WORD.fullmatch(w))
 
 

@@ -140,7 +140,7 @@ def spelled_out(slug: str, text: str) -> str | None:
     parts = [p for p in re.split(r"[\s_.-]+", slug) if p]
     if len(parts) < 2:
         return None
-    pattern = r"[ \t_-]*".join(re.escape(p) for p in parts)
+    pattern = r"[ \t_-]*+".join(re.escape(p) for p in parts)  # no part holds a separator: taken whole
     spellings = Counter(m.group(0) for m in re.finditer(rf"(?i)(?<![\w-]){pattern}(?![\w-])", text)
                         if any(ch.isupper() for ch in m.group(0)))
     return spellings.most_common(1)[0][0] if spellings else None
