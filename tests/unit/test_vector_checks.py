@@ -229,3 +229,26 @@ def test_a_damaged_workspace_cache_file_is_set_aside_and_started_again(minilm, t
     assert "damaged" in line and kept.name in line and kept.read_bytes() == damaged
     later = CachedEmbedder(minilm, EmbeddingCache(path))  # the new cache holds what was computed again
     assert np.allclose(later.embed(TEXTS), honest, atol=1e-6) and later.stats.computed == 0
+
+
+class _Unsized:
+    """The bundled MiniLM as a remote server's model looks before its first answer: its vectors' length unknown."""
+
+    def __init__(self, inner):
+        self.inner, self.key, self.dim = inner, inner.key, None
+
+    def embed(self, texts, progress=None):
+        return self.inner.embed(texts, progress)
+
+
+def test_an_embedder_of_unknown_length_is_never_served_rows_of_another(minilm, tmp_path):
+    """Most rows cut short the same way: the usual length read is the wrong one, so the embedder's own answer
+    decides, and every row of another length is computed again."""
+    path = tmp_path / "embeddings.sqlite"
+    honest = CachedEmbedder(minilm, EmbeddingCache(path)).embed(TEXTS)
+    cut = {EmbeddingCache.key(minilm.key, t): v[:-1] / np.linalg.norm(v[:-1]) for t, v in zip(TEXTS[1:], honest[1:])}
+    _rewrite(path, {k: v.astype(np.float32).tobytes() for k, v in cut.items()})  # unit length, one number short
+    unsized = CachedEmbedder(_Unsized(minilm), EmbeddingCache(path))
+    assert np.allclose(unsized.embed(TEXTS), honest, atol=1e-6) and unsized.stats.computed == 4
+    again = CachedEmbedder(_Unsized(minilm), EmbeddingCache(path))
+    assert np.allclose(again.embed(TEXTS), honest, atol=1e-6) and again.stats.computed == 0
