@@ -333,8 +333,8 @@ class EmbeddingCache:
                 return {}
         found, refused = sound_rows(blobs, dim)
         if refused:
-            tell_once(self.path, "rows", f"{self.path}: {refused_text(refused)} in the vector cache are damaged; "
-                                         "they are computed again and overwritten")
+            tell_once(self.path, "rows", f"{self.path}: damaged rows in the vector cache (the first read met "
+                                         f"{refused_text(refused)}) are computed again and overwritten")
         return found
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:

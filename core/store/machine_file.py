@@ -215,6 +215,7 @@ class MachineVectors:
                 return {}
         found, refused = sound_rows(blobs, self.dim)
         if refused:
-            tell_once(self.path, "rows", f"{self.path}: {refused_text(refused)} in the machine's sample vectors are "
-                                         "damaged and computed instead; `python -m core warm` rebuilds the file")
+            tell_once(self.path, "rows", f"{self.path}: damaged rows in the machine's sample vectors (the first read "
+                                         f"met {refused_text(refused)}) are computed instead; `python -m core warm` "
+                                         "rebuilds the file")
         return found
