@@ -119,6 +119,30 @@ def xml_docx(megabytes: int = 40) -> bytes:
     return out.getvalue()
 
 
+def renamed_body(data: bytes, new: str = "word/document.dat") -> bytes:
+    """The DOCX `data` with its main part renamed to `new`, as Word and python-docx still read it: the member, its
+    relationships part, the package relationship that points at it and the Override that gives its content type.
+    A limit that finds XML by file name misses such a body."""
+    import zipfile
+
+    body = "word/document.xml"
+    source = zipfile.ZipFile(io.BytesIO(data))
+    old_rels, new_rels = "word/_rels/document.xml.rels", f"word/_rels/{new.rsplit('/', 1)[1]}.rels"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as target:
+        for info in source.infolist():
+            blob = source.read(info)
+            name = {body: new, old_rels: new_rels}.get(info.filename, info.filename)
+            if info.filename == "[Content_Types].xml":
+                if f'PartName="/{body}"'.encode() not in blob:
+                    raise ValueError("no Override names the main part")
+                blob = blob.replace(f'PartName="/{body}"'.encode(), f'PartName="/{new}"'.encode())
+            elif info.filename == "_rels/.rels":
+                blob = blob.replace(f'Target="{body}"'.encode(), f'Target="{new}"'.encode())
+            target.writestr(name, blob)
+    return out.getvalue()
+
+
 CASES = {
     "forms-7.pdf": lambda: make_nested_forms_pdf(7),
     "forms-6.pdf": lambda: make_nested_forms_pdf(6),

@@ -11,6 +11,7 @@ import zipfile
 import docx
 import pytest
 
+from bench.hostile import renamed_body
 from core.infra.errors import DocumentError
 from core.ingest import documents
 from core.ingest.documents import load_bytes
@@ -18,26 +19,6 @@ from tests.support.docx_files import docx_bytes
 
 BODY = "word/document.xml"
 RENAMED = "word/document.dat"
-
-
-def renamed_body(data: bytes, new: str = RENAMED) -> bytes:
-    """The DOCX with its main part renamed to `new`: the member, its relationships part, the package relationship
-    that points at it and the Override that gives its content type."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    old_rels, new_rels = "word/_rels/document.xml.rels", f"word/_rels/{new.rsplit('/', 1)[1]}.rels"
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            blob = source.read(info)
-            name = {BODY: new, old_rels: new_rels}.get(info.filename, info.filename)
-            if info.filename == "[Content_Types].xml":
-                assert b'PartName="/word/document.xml"' in blob
-                blob = blob.replace(b'PartName="/word/document.xml"', f'PartName="/{new}"'.encode())
-            elif info.filename == "_rels/.rels":
-                assert b'Target="word/document.xml"' in blob
-                blob = blob.replace(b'Target="word/document.xml"', f'Target="{new}"'.encode())
-            target.writestr(name, blob)
-    return out.getvalue()
 
 
 def _sizes(data: bytes) -> tuple[int, int]:
