@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.chunkers.splitting import document_token_windows
 from core.infra.errors import ConfigError, Stopped
+from core.infra.stopping import STOPPED, stopping
 from core.schema.chunks import Chunk, Chunking, RetrievalPolicy, StoreValue
 from core.schema.documents import Document
 from core.tokens import prefetch_token_map, token_map
@@ -82,7 +83,7 @@ class ChunkerContext:
     def check_stop(self) -> None:
         """Raise Stopped once `should_stop` says so; cheap enough to call between any two steps."""
         if self.should_stop():
-            raise Stopped("chunking stopped: the run it was for was stopped")
+            raise Stopped(STOPPED)
 
     def get(self, need: str) -> Any:
         """The service for `need`, or None when the run has none."""
@@ -147,9 +148,11 @@ class Chunker(ABC):
     def run(self, doc: Document) -> Chunking:
         """`chunk`, then the contextual header when the chunker carries `prefix=title|headings`. The document's
         token pass starts first on a worker thread: every chunker counts its chunks' tokens from it, and most
-        split the text in Python meanwhile."""
+        split the text in Python meanwhile. The context's stop flag holds for the whole of it (`stopping`), so the
+        chunker's long loops end at their next `check_stop` once the run is stopped."""
         prefetch_token_map(doc.text)
-        result = self.chunk(doc)
+        with stopping(self.context.should_stop):
+            result = self.chunk(doc)
         if isinstance(self, MetadataPrefix) and self.prefix != "none":
             from core.chunkers.headers import header_texts
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from core.chunkers.splitting import TOKENS, pack
+from core.infra.stopping import stop_checker
 from core.schema.spans import Interval
 
 
 def unit_vectors(embedder, texts: list[str]) -> np.ndarray:
-    vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
+    """Unit vectors of `texts`; the embedding (a long document's longest step) ends between two of the
+    embedder's batches once the run is stopped, the batches done kept in its cache."""
+    vecs = np.asarray(embedder.embed(texts, stop_checker()), dtype=np.float32)
     if len(vecs) == 0:
         return vecs.reshape(0, 0)
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)

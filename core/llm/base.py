@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.infra.errors import ChunkLensError
+from core.infra.stopping import stop_checker
 from core.infra.storage import open_cache
 from core.llm.budget import budget_scope, current_budget
 
@@ -144,9 +145,11 @@ class LLMClient:
         done = 0
         lock = threading.Lock()
         budget = current_budget()  # the pool's threads work for the caller's run, under its budget
+        check_stop = stop_checker()  # ... and end with it: a stopped run sends no further request
 
         def one(req: ChatRequest) -> ChatAnswer:
             nonlocal done
+            check_stop()
             with budget_scope(budget):
                 ans = self.ask(req, accept)
             with lock:

@@ -154,9 +154,11 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     is mostly one-core Python (sentence splitting, the rule CNM backend) and indexing mostly embedding, so the
     two overlap on two cores. Chunking stays one spec at a time, in order, so chunkers that share work (the
     sentences of `sentence`, `cosine` and `semantic`, their vectors) still find it done by the one before;
-    `progress` is called from the calling thread only. When the run ends early (an exception, the app's Stop or
-    rerun inside `progress`), the chunking under way on the worker thread stops at its next check and caches
-    nothing."""
+    `progress` is called from the calling thread only, and again every HEARTBEAT seconds while a spec is chunked
+    and between the embedder's batches while it is indexed: the app's Stop or rerun arrives as an exception inside
+    `progress`, so a long spec can be stopped while it runs. When the run ends early that way (or by any exception),
+    the chunking under way on the worker thread stops at its next check (between documents, and inside one at the
+    chunker's own checks: `core.infra.stopping`) and caches nothing; what finished before is kept."""
     check_spec_count(specs, max_specs)
     results: dict[str, ChunkerResult] = {}
     ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
@@ -164,9 +166,10 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     try:
         pending = [_ahead(ahead, services, corpus, spec, cached_only, stop.is_set) for spec in specs[:1]]
         for i, spec in enumerate(specs):
-            if progress:
-                progress(spec, i, len(specs))
-            chunked = pending[i].result()
+            beat = _beat(progress, spec, i, len(specs)) if progress else None
+            if beat:
+                beat()
+            chunked = _waited(pending[i], beat)
             if i + 1 < len(specs):
                 pending.append(_ahead(ahead, services, corpus, specs[i + 1], cached_only, stop.is_set))
             if chunked.error is not None:
@@ -176,7 +179,7 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
                 continue
             started = time.perf_counter()
             try:
-                indexed = index_run(chunked.run, corpus.documents, services.embedder, services.store,
+                indexed = index_run(chunked.run, corpus.documents, services.embedder, services.store, beat,
                                     lexical=services.lexical)
             except ChunkLensError as exc:
                 results[spec] = ChunkerResult(spec, error=str(exc),
@@ -191,6 +194,33 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     if progress:
         progress("done", len(specs), len(specs))
     return results
+
+
+#: seconds between two calls of `progress` while the calling thread waits for a spec's chunking
+HEARTBEAT = 0.25
+
+
+def _beat(progress: Progress, spec: str, i: int, total: int) -> Callable[..., None]:
+    """`progress(spec, i, total)` again, callable with any arguments (an embedder's `progress(done, n)`), and only
+    from the thread that made it: an embedder may report from a pool thread, where Streamlit has no page."""
+    caller = threading.current_thread()
+
+    def beat(*_: Any) -> None:
+        if threading.current_thread() is caller:
+            progress(spec, i, total)
+
+    return beat
+
+
+def _waited(future: Future[_Chunked], beat: Callable[..., None] | None) -> _Chunked:
+    """The chunking's result, calling `beat` every HEARTBEAT seconds until it is there: the page's thread would
+    otherwise sit in `result()` for the whole of a long spec, where no Stop reaches it."""
+    while True:
+        try:
+            return future.result(timeout=HEARTBEAT)
+        except TimeoutError:
+            if beat:
+                beat()
 
 
 def _ahead(pool: ThreadPoolExecutor, services: Services, corpus: Corpus, spec: str, cached_only: bool,

@@ -21,6 +21,7 @@ from typing import Any
 from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
 from core.chunkers.registry import register
 from core.infra.errors import ConfigError
+from core.infra.stopping import check_stop
 from core.llm.base import LLMError
 from core.methods.chop.cnm import TITLE_PREFIX, CnmResult, DecisionResult, cnm_backend_of, prefix_text
 from core.methods.chop.policy import CnmPolicy, store_metadata
@@ -91,6 +92,7 @@ class ChopChunker(Chunker):
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)
+        check_stop()
         if not chunks:
             return Chunking([], {"kind": "continuity", "decisions": [], "joins": doc.joins})
         backend = self._backend()
@@ -98,6 +100,7 @@ class ChopChunker(Chunker):
         if hasattr(backend, "for_document"):  # a backend that reads the document around its windows
             backend = backend.for_document(doc, [(c.start, c.end) for c in chunks], title)
         texts = [c.text for c in chunks]
+        check_stop()
         decisions = self._decide(backend, texts)
         starts = [0] + [i for i, d in enumerate(decisions, start=1) if not d.same]
         if getattr(backend, "reads_runs", False):
@@ -111,6 +114,7 @@ class ChopChunker(Chunker):
             inputs = [texts[i] for i in starts]
         if title:
             inputs[0] = f"{TITLE_PREFIX} {title}\n\n{inputs[0]}"
+        check_stop()
         extracted = backend.extract(inputs)
         _raise_if_failed(extracted, decisions)
         self._annotate(chunks, decisions, dict(zip(starts, extracted)))
@@ -134,6 +138,7 @@ class ChopChunker(Chunker):
         decisions: list[DecisionResult] = []
         anchor = texts[0]
         for i in range(1, len(texts)):
+            check_stop()
             (d,) = backend.decide([(anchor, texts[i])])
             decisions.append(d)
             if d.failed:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from core.infra.stopping import check_stop, stop_checker
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, TITLE_PREFIX, CnmResult, DecisionResult
 from core.methods.chop.reading import (
@@ -54,6 +55,7 @@ def tag_results(texts: Sequence[str], tag: Callable[[str], tuple[CNM, dict[str, 
     """Each text's tag as a backend answer (the tag's JSON as the raw answer, its seconds, its sources)."""
     out = []
     for i, text in enumerate(texts):
+        check_stop()
         started = time.perf_counter()
         cnm, sources = tag(text)
         out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started, sources=sources))
@@ -180,11 +182,12 @@ class DocumentView:
         sims: list[float | None] = [None] * len(pairs)
         embedder = self.backend.embedder
         if embedder is not None and pairs:
-            vecs = np.asarray(embedder.embed([t for pair in pairs for t in pair]), dtype=np.float32)
+            vecs = np.asarray(embedder.embed([t for pair in pairs for t in pair], stop_checker()), dtype=np.float32)
             vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
             sims = [float(vecs[2 * i] @ vecs[2 * i + 1]) for i in range(len(pairs))]
         out = []
         for i, ((anchor, current), sim) in enumerate(zip(pairs, sims)):
+            check_stop()
             started = time.perf_counter()
             same, reason, cut = self.decide_one(anchor, current, sim)
             extra: dict[str, Any] = {"similarity": sim}

@@ -52,6 +52,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core.infra.stopping import check_stop
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
 from core.methods.chop.document_view import DocumentView, split_title, tag_results
@@ -174,9 +175,11 @@ class ExtractCnm:
         lib = Library()
         units = _units(documents)
         lib.units = len(units)
-        for text in units:
+        for text in units:  # every loop over the library ends at its next step once the run is stopped
+            check_stop()
             lib.phrase_df.update(set(noun_phrases(text)))
         for doc in documents:
+            check_stop()
             lib.heading_counts.update(norm_line(t) for _, t in first_level_headings(doc))
         titles = [t for d in documents if not d.segments and (t := written_title(d))]
         for doc in documents:
@@ -191,6 +194,7 @@ class ExtractCnm:
         total: Counter[str] = Counter()
         wanted = {w for w in title_words if w.isalpha()}
         for doc in documents:
+            check_stop()
             for m in _AFTER_LOWER.finditer(doc.text):
                 w = m.group(1)
                 if w.lower() in wanted:
@@ -215,6 +219,7 @@ class ExtractCnm:
         lib.models = sorted(models, key=lambda m: (-len(m), m))
         lib.series = series_words(titles, lib.common_title_words, models)
         for text in units:
+            check_stop()
             lib.model_df.update({normalise_model(m) for m in models_in(text, lib.series)})
 
     # ---- titles ------------------------------------------------------------------------------------------

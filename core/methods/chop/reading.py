@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from core.chunkers.headers import MAX_HEADING_CHARS
+from core.infra.stopping import check_stop
 from core.methods.chop.rules import (
     GENERIC_SERIES_WORDS,
     model_candidates,
@@ -200,6 +201,7 @@ def types_after_models(named: Sequence[tuple[str, str]]) -> Counter[str]:
     stop = stopwords()
     found: Counter[str] = Counter()
     for model, text in named:
+        check_stop()
         stated: set[str] = set()
         determined: set[str] | None = None  # read when a mention first needs it
         for words, end in words_after(model, text):
@@ -221,6 +223,7 @@ def words_after(model: str, text: str) -> Iterator[tuple[list[str], int]]:
     earlier one skipped. The model is found by plain string search, linear in the text whatever its name."""
     at = text.find(model)
     while at >= 0:
+        check_stop()
         words = _WORDS_AFTER.match(text, at + len(model))
         if words is None or (at > 0 and _WORD_OR_HYPHEN.match(text, at - 1)):
             at = text.find(model, at + 1)
@@ -238,6 +241,7 @@ def determined_phrases(text: str, model: str) -> set[str]:
     followed = re.compile(rf"(?i)[ \t]*{re.escape(model)}")
     out: set[str] = set()
     for m in _DETERMINED.finditer(text):
+        check_stop()
         first = m.end()
         first_end = _PHRASE_CHARS.match(text, first).end()
         ends = _word_ends(text, first, first_end)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from core.infra.stopping import check_stop, stop_checker
 from core.llm.base import LLMStats
 from core.methods.chop.cnm import CNM, CnmResult, DecisionResult
 from core.product_names import VARIANT_WORDS, models_match, normalise_model  # noqa: F401  (re-exported)
@@ -169,6 +170,7 @@ class RuleCnm:
     def extract(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[CnmResult]:
         out = []
         for i, t in enumerate(texts):
+            check_stop()
             started = time.perf_counter()
             cnm = self.extract_one(t[:1000])
             out.append(CnmResult(cnm, raw=cnm.model_dump_json(), seconds=time.perf_counter() - started))
@@ -203,11 +205,13 @@ class RuleCnm:
                progress: Callable[[int, int], None] | None = None) -> list[DecisionResult]:
         sims: list[float | None] = [None] * len(pairs)
         if self.embedder is not None and pairs:
-            vecs = np.asarray(self.embedder.embed([t for pair in pairs for t in pair]), dtype=np.float32)
+            vecs = np.asarray(self.embedder.embed([t for pair in pairs for t in pair], stop_checker()),
+                              dtype=np.float32)
             vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
             sims = [float(vecs[2 * i] @ vecs[2 * i + 1]) for i in range(len(pairs))]
         out = []
         for i, ((anchor, current), sim) in enumerate(zip(pairs, sims)):
+            check_stop()
             started = time.perf_counter()
             same, reason = self.decide_one(anchor, current, sim)  # rules cost nothing: read the whole windows
             out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,

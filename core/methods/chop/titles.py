@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any, Protocol
 
+from core.infra.stopping import check_stop
 from core.methods.chop.reading import (
     DOCUMENT_WORDS,
     FIRST_PAGE,
@@ -69,6 +70,7 @@ def titled_texts(documents: Sequence[Any], heading_counts: Counter[str]) -> list
     from a first-level heading found once in the library to the next."""
     out = []
     for doc in documents:
+        check_stop()
         if not doc.segments:
             if title := written_title(doc):
                 out.append((title, doc.text))
@@ -103,6 +105,7 @@ def family_words(backend: Namer, manuals: Sequence[tuple[str, str]]) -> frozense
     named: Counter[str] = Counter()
     types: dict[str, set[str]] = {}
     for title, body in manuals:
+        check_stop()
         name = backend.name_of(title)
         if not name.model:
             continue

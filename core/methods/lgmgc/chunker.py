@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chun
 from core.chunkers.registry import chunker_class, make_chunker, register
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.infra.errors import ConfigError
+from core.infra.stopping import check_stop
 from core.methods.lgmgc.scoring import scorer_of
 from core.schema.chunks import Chunk, Chunking
 from core.schema.documents import Document
@@ -46,12 +48,15 @@ def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> t
     windows: list[dict[str, Any]] = []
     w = 0  # index of the first word of the current window
     while w < len(words):
+        check_stop()  # a forward pass per window: a stopped run ends before the next one
         if len(words) - w <= theta:
             spans.append((words[w][0], words[-1][1]))
             break
         start, limit = words[w][0], words[w + theta - 1][1]
         floor = words[w + min_words - 1][1] if min_words > 0 else start
-        candidates = [e for e in sentence_ends if floor <= e <= limit and e > start]
+        # the sentence ends inside the window, found by bisection (a scan of them all per window was quadratic)
+        candidates = [e for e in sentence_ends[bisect_left(sentence_ends, floor):bisect_right(sentence_ends, limit)]
+                      if e > start]
         if candidates:
             scored = scorer.score(text[start:limit], [e - start for e in candidates])
             best = max(range(len(candidates)), key=lambda i: scored.probabilities[i])
@@ -117,6 +122,7 @@ def add_children(doc: Document, parents: list[Chunk], theta: int) -> list[Chunk]
     """Parents followed by their children of at most θ/2 ("h") and θ/4 ("q") words, exact spans inside them."""
     found: list[tuple[Chunk, str, int, int, int]] = []  # parent, child label, cap, start, end
     for p in parents:
+        check_stop()
         for label, cap in (("h", max(1, theta // 2)), ("q", max(1, theta // 4))):
             for j, (s, e) in enumerate(split_to_cap(doc.text, p.start, p.end, WORDS, cap, STRUCTURE_LEVELS)):
                 found.append((p, f"{label}{j}", cap, s, e))
