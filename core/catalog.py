@@ -11,8 +11,24 @@ the tests' conftest. Nothing inside `core` imports it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import core.chunkers  # noqa: F401  (registers the generic chunkers)
+import core.chunkers.peers  # noqa: F401  (registers the peers: the libraries' splitters)
+import core.evaluation.fidelity  # noqa: F401  (registers dropped_chars_share and altered_chunks_share)
 import core.methods  # noqa: F401  (registers CHOP and LGMGC: chunkers, services, report fields)
 from core.chunkers.registry import available
+from core.evaluation.fields import register_report_fields
+from core.pipeline import ChunkRun
+from core.schema.documents import Document
 
 __all__ = ["available"]
+
+
+@register_report_fields
+def chunker_notes(documents: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+    """`chunker_notes`: the lines a generic chunker left for the user (`ChunkRun.notes`; `page` on a document
+    without pages), which `core bench` prints; [] for most runs. Registered here, the one module above both the
+    generic chunkers and evaluation."""
+    return {"chunker_notes": run.notes()}

@@ -20,7 +20,7 @@ from typing import Any
 
 from core.chunkers.base import Chunker
 from core.infra.storage import write_atomically
-from core.schema.chunks import Chunk, SpanMismatch, check_spans
+from core.schema.chunks import NOTES, Chunk, SpanMismatch, check_spans
 from core.schema.documents import Document
 from core.schema.spans import Span
 from core.store.embeddings import Embedder
@@ -98,6 +98,10 @@ class ChunkRun:
     def children(self) -> list[Chunk]:
         """Multi-granular children (indexed instead of their parents); empty for single-level chunkers."""
         return [c for c in self.chunks if c.parent_id is not None]
+
+    def notes(self) -> list[str]:
+        """The lines the chunker left for the user (`Chunking.trace["notes"]`), in document order, each once."""
+        return list(dict.fromkeys(line for trace in self.traces.values() for line in trace.get(NOTES) or []))
 
     def index_units(self) -> list[Chunk]:
         return self.children() or self.chunks

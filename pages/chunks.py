@@ -12,6 +12,7 @@ from core.chunkers.registry import available
 from core.infra.errors import ChunkLensError
 from core.outputs.export import records, to_csv, to_jsonl
 from core.outputs.report_pages import app_settings, chunking_report_html
+from core.schema.chunks import shown_notes
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, run_summaries, unread_parts
 
 state.through_app()
@@ -50,6 +51,9 @@ for r in results.values():
     if r.error:
         st.error(f"{md_escape(r.spec)}: {md_escape(r.error)}")  # the error may quote a server's reply
 ok = {s: r for s, r in results.items() if r.ok}
+for r in ok.values():
+    if notes := shown_notes(r.spec, r.run.notes()):  # what a chunker did that its name does not say
+        st.info("  \n".join(md_escape(line) for line in notes))
 if not ok:
     st.info("Pick chunkers and press Run.")
     st.stop()

@@ -2,7 +2,16 @@
 
 The papers' own methods live in `core.methods`, one package each, and register the same way."""
 
-from core.chunkers import cosine, lumber, naive, paragraph, recursive, semantic, sentence  # noqa: F401  (registration)
+from core.chunkers import (  # noqa: F401  (registration)
+    cosine,
+    lumber,
+    naive,
+    page,
+    paragraph,
+    recursive,
+    semantic,
+    sentence,
+)
 from core.chunkers.base import Chunker, ChunkerContext
 from core.chunkers.registry import available, make_chunker
 from core.schema.chunks import Chunk, Chunking

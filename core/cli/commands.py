@@ -73,6 +73,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         select_documents,
         without_gold,
     )
+    from core.schema.chunks import shown_notes
     from core.services import needs_of
 
     settings = settings_from_flags(args)  # bad flags fail before slow work
@@ -103,6 +104,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         reports.append(report)
         print(format_table(report))
         print()
+        for spec, result in report["results"].items():
+            for line in shown_notes(spec, result.get("chunker_notes") or []):
+                print(line, file=sys.stderr)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         payload = reports[0] if len(reports) == 1 else reports
@@ -115,6 +119,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from core.chunkers.registry import make_chunker
     from core.outputs.export import FORMATS, records, write
     from core.pipeline import chunk_documents
+    from core.schema.chunks import shown_notes
     from core.services import needs_of
     from core.workbench import folder_documents, make_corpus
 
@@ -126,8 +131,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     corpus = make_corpus(documents, dataset, args.join)
     context = services.context()
     progress = _Bars(sys.stderr.isatty())
-    runs = {spec: chunk_documents(corpus.documents, make_chunker(spec, context), services.workspace.chunk_runs,
-                                  progress).chunks for spec in args.chunkers}
+    made = {spec: chunk_documents(corpus.documents, make_chunker(spec, context), services.workspace.chunk_runs,
+                                  progress) for spec in args.chunkers}
+    for spec, run in made.items():
+        for line in shown_notes(spec, run.notes()):
+            print(line, file=sys.stderr)
+    runs = {spec: run.chunks for spec, run in made.items()}
     recs = list(records(runs, corpus.documents))
     write(args.out, recs)
     print(f"wrote {len(recs)} chunks of {len(runs)} chunker(s) over {len(corpus.documents)} document(s) to "

@@ -81,6 +81,28 @@ class Chunking:
     trace: dict[str, Any] = field(default_factory=dict)
 
 
+#: the `Chunking.trace` key of the lines a run shows its user, one per thing the chunker did that its name does not
+#: say (the `page` chunker keeping a document without pages whole). Kept in the trace, so a cached run says it again.
+NOTES = "notes"
+
+
+def add_note(trace: dict[str, Any], line: str) -> None:
+    """Add one line for the run to show (`NOTES`) to a chunker's trace."""
+    trace.setdefault(NOTES, []).append(line)
+
+
+#: the most notes of one run shown (a QA set of 500 text files would give 500 alike); the rest are counted
+SHOWN_NOTES = 5
+
+
+def shown_notes(spec: str, lines: Sequence[str], limit: int = SHOWN_NOTES) -> list[str]:
+    """The first `limit` of a run's notes, then one line counting the rest, each line naming the run's spec."""
+    out = [f"{spec}: {line}" for line in lines[:limit]]
+    if len(lines) > limit:
+        out.append(f"{spec}: and {len(lines) - limit} more like these")
+    return out
+
+
 
 class RetrievalPolicy(Protocol):
     """A method's tag-aware search (see the module docstring). Tags are JSON-safe dicts; a chunk's filter value is

@@ -80,6 +80,7 @@ SPECS = [
     ("cosine", None, None),
     ("semantic:max_tokens=40", "tokens", 40),
     ("semantic:buffer_by=text:max_tokens=40", "tokens", 40),
+    ("page", None, None),  # no cap: a page is the unit, however long (the embedder's unread part is greyed)
 ]
 
 
@@ -341,6 +342,12 @@ class Contract:
     children: bool = False
 
 
+#: the peers (core.chunkers.peers): the libraries' splitters, with sizes small enough to bind on these documents
+PEER_CONTRACTS = [
+    Contract("langchain-recursive:chunk_size=200:chunk_overlap=40", "chars", 200, overlap=True),
+    Contract("semchunk:chunk_size=40", "tokens", 40),
+]
+
 CONTRACTS = [
     Contract("naive-500t:size=40:overlap=10", "tokens", 40, windows=True, overlap=True),
     Contract("chop:size=40:overlap=10", "tokens", 40, windows=True, overlap=True),
@@ -353,6 +360,8 @@ CONTRACTS = [
     Contract("mg:theta=30", "words", 30, children=True),
     Contract("lgmgc:theta=30:min_words=5", "words", 30, children=True),
     Contract("lumber:group_tokens=60", "unit tokens", 60),
+    Contract("page"),  # no cap (a page however long); these documents have no pages: each is kept whole
+    *PEER_CONTRACTS,
 ]
 
 
@@ -401,6 +410,8 @@ def check_contract(contract: Contract, text: str, chunks) -> None:
             assert c.token_count <= contract.cap and (contract.windows or count_tokens(c.text) <= contract.cap)
         elif contract.unit == "words":
             assert T.count_words(c.text) <= contract.cap, f"{T.count_words(c.text)} words over {contract.cap}"
+        elif contract.unit == "chars":
+            assert len(c.text) <= contract.cap, f"{len(c.text)} characters over {contract.cap}"
     if contract.unit == "unit tokens":
         check_lumber_groups(text, chunks, contract.cap)
     if contract.children:
@@ -601,3 +612,17 @@ def test_a_texts_sentences_are_split_once_and_every_caller_gets_its_own_list():
     assert T.sentences(text, 0, 25) == [second[0]]  # a part of the text is its own entry
     T.clear_caches()
     assert T._sentence_spans.cache_info().currsize == 0 and T.word_index.cache_info().currsize == 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=TEXTS, cuts=st.lists(st.integers(0, 3000), max_size=12))
+def test_page_chunks_are_the_trimmed_pages_each_on_its_page(text, cuts):
+    """Page starts anywhere in the text (repeated ones are empty pages): every chunk is one page's text, trimmed,
+    the chunks cover the text but for whitespace, and each lies on the page it came from."""
+    starts = sorted([0, *(c for c in cuts if c <= len(text))])  # a start given twice makes an empty page
+    doc = Document("d", "d", text, page_starts=starts)
+    chunks = make_chunker("page").run(doc).chunks
+    check_spans(text, chunks)
+    edges = [*starts, len(text)]
+    pages = [(n, text[a:b].strip()) for n, (a, b) in enumerate(zip(edges, edges[1:]), 1) if text[a:b].strip()]
+    assert [(doc.pages_of(c.start, c.end), c.text) for c in chunks] == [((n, n), t) for n, t in pages]
