@@ -49,7 +49,7 @@ class PageChunker(MetadataPrefix, TitleRouting, Chunker):
             own = _pages(doc.text, starts, start, end)
             spans += own
             if own and not starts:  # a blank document has nothing to keep, and nothing to say
-                name = PurePath(source).name if source else title
+                name = _name(source, title)
                 add_note(trace, f"'{name}' has no pages (only a PDF has them); kept whole as one chunk")
         return Chunking(build_chunks(doc, spans), trace)
 
@@ -61,3 +61,10 @@ def _pages(text: str, starts: Sequence[int], base: int, end: int) -> list[Span]:
     edges = [base] + [base + s for s in starts[1:]] + [end]
     spans = [T.strip_span(text, a, b) for a, b in zip(edges, edges[1:], strict=False)]
     return [(a, b) for a, b in spans if a < b]
+
+
+def _name(source: str, title: str) -> str:
+    """How the line names a document: its file name when it is an uploaded file (titled by the file's stem), else
+    its title (a QA set's document, whose source is the set's corpus.jsonl, or a part of a joined stream)."""
+    path = PurePath(source)
+    return path.name if source and path.stem == title else title
