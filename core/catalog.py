@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import core.chunkers  # noqa: F401  (registers the generic chunkers)
+import core.chunkers.peers  # noqa: F401  (registers the peers: the libraries' splitters)
+import core.evaluation.fidelity  # noqa: F401  (registers dropped_chars_share and altered_chunks_share)
 import core.methods  # noqa: F401  (registers CHOP and LGMGC: chunkers, services, report fields)
 from core.chunkers.registry import available
 from core.evaluation.fields import register_report_fields

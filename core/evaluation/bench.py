@@ -8,8 +8,9 @@ plus extra keys (standard deviations, `wrong_doc@K`, `seconds.lexical` when BM25
 method's report fields (`core.evaluation.fields.register_report_fields`: boundary P/R/F1, LGMGC's pass counts;
 `words_per_second` only for the scorer's chunkers), `retrieval_applied` (what a chunker's retrieval policy did with
 the questions, counted: {"filter": 48, "none (no model)": 2}, {"none (one document: no titles to route by)": 56};
-{} without a policy) and "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} at the top level). With several
---data folders the file holds a list of them. Keys are added, never renamed.
+{} without a policy), `dropped_chars_share` and `altered_chunks_share` (`core.evaluation.fidelity`), and at the top
+level "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} and "peer_versions" (every peer library's version).
+With several --data folders the file holds a list of them. Keys are added, never renamed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from core import text as T
+from core.chunkers.peers import peer_versions
 from core.chunkers.registry import make_chunker
 from core.evaluation.collisions import top1_sources
 from core.evaluation.fields import report_fields
@@ -128,6 +130,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         "joined": options.join,
         "store": store.settings.describe(),
         "retrieval": options.retrieval.describe(),
+        "peer_versions": peer_versions(),
         "results": results,
         **({"cnm_examples": sorted(options.cnm_examples)} if options.cnm_examples else {}),
         "qids": [q.qid for q in data.questions],
@@ -294,7 +297,7 @@ def format_table(report: dict[str, Any]) -> str:
     results = report["results"]
     extra = [c for c in ("llm_calls", "boundary_f1", "cnm_category_accuracy", "cnm_category_wrong",
                          "cnm_model_accuracy", "cnm_model_wrong", "cnm_empty_rate", "forward_passes", "answer_f1",
-                         "answer_rouge_l")
+                         "answer_rouge_l", "dropped_chars_share", "altered_chunks_share")
              if any(r.get(c) for r in results.values())]
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []

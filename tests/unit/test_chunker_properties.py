@@ -342,6 +342,12 @@ class Contract:
     children: bool = False
 
 
+#: the peers (core.chunkers.peers): the libraries' splitters, with sizes small enough to bind on these documents
+PEER_CONTRACTS = [
+    Contract("langchain-recursive:chunk_size=200:chunk_overlap=40", "chars", 200, overlap=True),
+    Contract("semchunk:chunk_size=40", "tokens", 40),
+]
+
 CONTRACTS = [
     Contract("naive-500t:size=40:overlap=10", "tokens", 40, windows=True, overlap=True),
     Contract("chop:size=40:overlap=10", "tokens", 40, windows=True, overlap=True),
@@ -355,6 +361,7 @@ CONTRACTS = [
     Contract("lgmgc:theta=30:min_words=5", "words", 30, children=True),
     Contract("lumber:group_tokens=60", "unit tokens", 60),
     Contract("page"),  # no cap (a page however long); these documents have no pages: each is kept whole
+    *PEER_CONTRACTS,
 ]
 
 
@@ -403,6 +410,8 @@ def check_contract(contract: Contract, text: str, chunks) -> None:
             assert c.token_count <= contract.cap and (contract.windows or count_tokens(c.text) <= contract.cap)
         elif contract.unit == "words":
             assert T.count_words(c.text) <= contract.cap, f"{T.count_words(c.text)} words over {contract.cap}"
+        elif contract.unit == "chars":
+            assert len(c.text) <= contract.cap, f"{len(c.text)} characters over {contract.cap}"
     if contract.unit == "unit tokens":
         check_lumber_groups(text, chunks, contract.cap)
     if contract.children:

@@ -1,0 +1,196 @@
+"""Where a library's chunk lies in the document: one exact span per chunk, found from the chunk's text.
+
+A library returns texts (and sometimes offsets) that need not be its document's text at a place: it strips
+whitespace, re-joins pieces with its own separator, re-wraps lines. Offsets are not to be trusted either:
+LangChain's `add_start_index` searches from an estimate that is wrong on repeated text (langchain #21475). So every
+chunk is placed by a search that moves forward with the chunks:
+
+1. a library's own offset, when the text there is the chunk's text and lies past the previous chunk's start;
+2. the chunk's text, exactly, from a floor: the previous chunk's end for a library that does not overlap, the
+   previous end less the largest overlap it allows (at least the previous start + 1) for one that does;
+3. the same, blind to whitespace (the chunk's non-space characters against the document's);
+4. the chunk's head and tail (its first and last non-space characters, 64 down to 8) as anchors: text the library
+   altered between them still gets the source range it came from.
+
+The span is then trimmed of whitespace, and the chunk's match says how the library's text differs from its span:
+`same`, `whitespace` (only in whitespace) or `altered` (in anything else). A chunk found nowhere is `unmatched`: it
+has no span, and the text it came from counts as dropped (`core.evaluation.fidelity`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from core import text as T
+from core.tokens import token_char_offsets
+
+Match = Literal["same", "whitespace", "altered"]
+#: the `Chunk.meta` key of a peer chunk's match
+PEER_TEXT = "peer_text"
+#: anchor lengths tried, in non-space characters, for a chunk whose text is not in the document
+_ANCHORS = (64, 32, 16, 8)
+#: tokens added to a library's token overlap when the next chunk's earliest start is worked out
+_TOKENS_SPARED = 2
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One library chunk's exact source range and how its text differs from it."""
+
+    start: int
+    end: int
+    match: Match
+
+
+@dataclass
+class Placement:
+    """Every library chunk of a document placed: the spans in order, and the chunks that were not."""
+
+    placed: list[Placed]
+    library_chunks: int  # the library's chunks that held any non-space character
+    unmatched: int = 0  # found nowhere in the document
+    inside_previous: int = 0  # found, but inside the chunk before (a repeat of its text): left out
+
+
+def squeeze(text: str) -> str:
+    """The text without any whitespace."""
+    return "".join(text.split())
+
+
+class _Squeezed:
+    """The document's non-space characters and where each one is, built on first need."""
+
+    def __init__(self, text: str) -> None:
+        self.at = [i for i, ch in enumerate(text) if not ch.isspace()]
+        self.text = "".join(text[i] for i in self.at)
+
+    def index(self, offset: int) -> int:
+        """The first non-space character at or after document `offset`."""
+        return bisect.bisect_left(self.at, offset)
+
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """The document range from non-space character `first` to `last`, both included."""
+        return self.at[first], self.at[last] + 1
+
+
+def match_of(piece: str, span_text: str) -> Match:
+    if piece == span_text:
+        return "same"
+    return "whitespace" if squeeze(piece) == squeeze(span_text) else "altered"
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The most a library's chunk may share with the one before: `amount` in `unit` ("chars" or "tokens",
+    tiktoken's cl100k_base); 0: it never overlaps; None: no bound is known."""
+
+    amount: int | None = 0
+    unit: str = "chars"
+
+
+NO_OVERLAP = Overlap()
+
+
+def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None = None,
+                 overlap: Overlap = NO_OVERLAP) -> Placement:
+    """Exact spans of `text` for a library's chunk texts `pieces`, in order (see the module's docstring).
+    `offsets`: the library's own start of each piece, checked before use. `overlap`: how much a chunk may share
+    with the one before."""
+    out = Placement([], 0)
+    squeezed: _Squeezed | None = None
+    prev_start, prev_end = -1, 0
+    for i, piece in enumerate(pieces):
+        if not piece.strip():
+            continue
+        out.library_chunks += 1
+        floor = _floor(text, prev_start, prev_end, overlap)
+        found = _from_offset(text, piece, offsets[i] if offsets is not None else None, prev_start, prev_end)
+        if found is None:
+            found = _exact(text, piece, floor, prev_start, prev_end)
+        if found is None:
+            squeezed = squeezed or _Squeezed(text)
+            found = _blind(squeezed, squeeze(piece), floor, prev_start, prev_end)
+        if found is None:
+            out.unmatched += 1
+            continue
+        start, end = T.strip_span(text, *found)
+        if start >= end:
+            out.unmatched += 1
+            continue
+        if out.placed and (start <= prev_start or end <= prev_end):
+            out.inside_previous += 1
+            continue
+        out.placed.append(Placed(start, end, match_of(piece, text[start:end])))
+        prev_start, prev_end = start, end
+    return out
+
+
+def _floor(text: str, prev_start: int, prev_end: int, overlap: Overlap) -> int:
+    """The earliest place the next chunk can start: the previous end, less the most the library shares. Overlap
+    in tokens is measured back from the previous chunk's end, with two tokens to spare (a library that sums its
+    pieces' counts can count a join's tokens apart)."""
+    if prev_start < 0:
+        return 0
+    if overlap.amount is None:
+        return prev_start + 1
+    if overlap.unit == "tokens" and overlap.amount:
+        starts = token_char_offsets(text[prev_start:prev_end])  # each token's start, and the end
+        back = starts[max(0, len(starts) - 1 - overlap.amount - _TOKENS_SPARED)]
+        return max(prev_start + 1, prev_start + back)
+    return max(prev_start + 1, prev_end - overlap.amount)
+
+
+def _from_offset(text: str, piece: str, offset: int | None, prev_start: int, prev_end: int) -> tuple[int, int] | None:
+    if (offset is None or offset <= prev_start or offset + len(piece) <= prev_end
+            or text[offset : offset + len(piece)] != piece):
+        return None
+    return offset, offset + len(piece)
+
+
+def _exact(text: str, piece: str, floor: int, prev_start: int, prev_end: int) -> tuple[int, int] | None:
+    """The piece's first occurrence from the floor that ends past the previous chunk (a library's chunks move
+    forward); else from just past the previous start (a chunk placed too early before, in repeated text, must not
+    hide the next one)."""
+    core = piece.strip()  # a library that kept whitespace the document has not (a trailing separator it added)
+    for wanted in dict.fromkeys((piece, core)):
+        for start_at in dict.fromkeys((floor, prev_start + 1)):
+            at = _find_past(text, wanted, start_at, prev_end)
+            if at >= 0:
+                return at, at + len(wanted)
+    return None
+
+
+def _find_past(text: str, wanted: str, start_at: int, prev_end: int) -> int:
+    """The first occurrence of `wanted` at or after `start_at` that ends past `prev_end` (-1: none)."""
+    at = text.find(wanted, start_at)
+    while at >= 0 and at + len(wanted) <= prev_end:
+        at = text.find(wanted, at + 1)
+    return at
+
+
+def _blind(doc: _Squeezed, piece: str, floor: int, prev_start: int, prev_end: int) -> tuple[int, int] | None:
+    """The piece's non-space characters among the document's; else its head and tail as anchors."""
+    if not piece:
+        return None
+    starts = list(dict.fromkeys((doc.index(floor), doc.index(prev_start + 1))))
+    end_index = doc.index(prev_end)  # non-space characters before it lie inside the previous chunk
+    for j in starts:
+        at = _find_past(doc.text, piece, j, end_index)
+        if at >= 0:
+            return doc.span(at, at + len(piece) - 1)
+    for n in _ANCHORS:
+        if len(piece) < 2 * n:
+            continue
+        head, tail = piece[:n], piece[-n:]
+        for j in starts:
+            at = doc.text.find(head, j)
+            if at < 0:
+                continue
+            # the tail where the piece's length puts it, or up to twice as far (text the library left out)
+            last = doc.text.find(tail, at + max(n, (len(piece) - n) // 2), at + 2 * len(piece))
+            if last >= 0:
+                return doc.span(at, last + n - 1)
+    return None

@@ -1,0 +1,198 @@
+"""The peers (core.chunkers.peers): the libraries' splitters as chunkers whose chunks are exact spans, placed from
+the libraries' texts (never from their unchecked offsets), with what each library dropped or altered measured
+(core.evaluation.fidelity), and nothing fetched from the network."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from core import text as T
+from core.chunkers.peers import PEER_LIBRARIES, PeerChunker, peer_versions
+from core.chunkers.peers.spans import place_chunks
+from core.chunkers.registry import REGISTRY, make_chunker
+from core.evaluation.fidelity import altered_chunks_share, dropped_chars_share, fidelity_fields
+from core.infra.errors import ConfigError
+from core.pipeline import ChunkRun, chunk_documents
+from core.schema.chunks import check_spans as core_check_spans
+from core.schema.documents import Document
+from tests.support.data import ROOT
+from tests.support.offline import OFFLINE_SITE
+from tests.support.spans import check_spans
+from tests.unit.test_chunker_properties import TEXTS, manuals
+
+#: (spec, unit of the cap, cap, may overlap) for every peer, with caps small enough to bind
+PEER_SPECS = [
+    ("langchain-recursive:chunk_size=120:chunk_overlap=30", "chars", 120, True),
+    ("langchain-recursive:chunk_size=120:chunk_overlap=0", "chars", 120, False),
+    ("langchain-recursive:length=tokens:chunk_size=30:chunk_overlap=8", "tokens", 30, True),
+    ("semchunk:chunk_size=30", "tokens", 30, False),
+    ("semchunk:chunk_size=30:overlap=8", "tokens", 30, True),
+]
+
+
+def peer_names() -> list[str]:
+    return sorted(name for name, cls in REGISTRY.items() if issubclass(cls, PeerChunker))
+
+
+def test_every_peer_is_in_this_file():
+    assert sorted({spec.split(":")[0] for spec, *_ in PEER_SPECS}) == peer_names()
+
+
+@pytest.mark.parametrize(("spec", "unit", "cap", "overlaps"), PEER_SPECS, ids=[s[0] for s in PEER_SPECS])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXTS | manuals())
+def test_peer_chunks_are_exact_ordered_spans_within_the_cap(spec, unit, cap, overlaps, text):
+    doc = Document("d", "d", text)
+    result = make_chunker(spec).chunk(doc)
+    chunks = result.chunks
+    check_spans(text, chunks)  # exact, trimmed, in order, and every non-space character covered
+    core_check_spans(chunks, [doc])
+    # LangChain sums its pieces' token counts, and a piece joined to the next can count a token more: 2 spared
+    spared = 2 if spec.startswith("langchain") and unit == "tokens" else 0
+    for c in chunks:
+        assert (len(c.text) if unit == "chars" else c.token_count) <= cap + spared
+        assert c.meta["peer_text"] in ("same", "whitespace")  # these libraries change whitespace at most
+    if not overlaps:
+        assert all(b.start >= a.end for a, b in zip(chunks, chunks[1:]))
+    placement = result.trace["peer"]
+    assert placement["unmatched"] == placement["inside_previous"] == 0
+    assert placement["library_chunks"] == len(chunks)
+
+
+def test_langchain_chunks_are_placed_where_add_start_index_is_wrong():
+    """LangChain's start_index searches from an estimate (previous start + length - overlap): the short paragraph
+    "OK." is found inside the first chunk, which ends with the same text (langchain #21475)."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    text = ("Unplug the unit, wait ten seconds, then plug it back in. OK.\n\nOK.\n\n"
+            "Press and hold the reset button until the lamp blinks. OK.")
+    langchain = RecursiveCharacterTextSplitter(chunk_size=64, chunk_overlap=20, add_start_index=True)
+    said = [(d.metadata["start_index"], d.page_content) for d in langchain.create_documents([text])]
+    assert said[1] == (57, "OK.")  # inside the first chunk: the wrong "OK."
+    chunks = make_chunker("langchain-recursive:chunk_size=64:chunk_overlap=20").chunk(Document("d", "d", text)).chunks
+    assert [c.text for c in chunks] == [t for _, t in said]
+    assert [c.start for c in chunks] == [0, text.index("OK.\n\nPress"), text.index("Press")]
+    check_spans(text, chunks)
+
+
+def test_offsets_are_checked_before_they_are_used():
+    text = "Reset the unit. Reset the unit. Reset the unit."
+    pieces = ["Reset the unit.", "Reset the unit.", "Reset the unit."]
+    placed = place_chunks(text, pieces, offsets=[0, 0, 999]).placed  # a repeated and an impossible offset
+    assert [(p.start, p.end) for p in placed] == [(0, 15), (16, 31), (32, 47)]
+
+
+@dataclass
+class _Rewrapping(PeerChunker):
+    """A stand-in library that re-wraps each paragraph: whitespace runs become one space and, with `dehyphenate`,
+    a word broken at a line end is joined ("fil-\\nter" -> "filter"), as PDF cleaners do."""
+
+    name = "test-rewrapping"
+    library = "pytest"
+    dehyphenate: bool = False
+
+    def split(self, doc: Document) -> tuple[list[str], None]:
+        paragraphs = [doc.text[s:e] for s, e in T.paragraphs(doc.text)]
+        if self.dehyphenate:
+            paragraphs = [p.replace("-\n", "") for p in paragraphs]
+        return [" ".join(p.split()) for p in paragraphs], None
+
+
+REWRAPPED = ("Clean the air fil-\nter every two   weeks.\nRinse it in warm water.\n\n"
+             "Press the mode button\n  twice to reach the timer.\n\nDry the fil-\nter in the shade.")
+
+
+def _run(chunker: PeerChunker, docs: list[Document]) -> ChunkRun:
+    return chunk_documents(docs, chunker)
+
+
+def test_a_library_that_changes_whitespace_gets_exact_spans_and_no_altered_chunks():
+    doc = Document("d", "d", REWRAPPED)
+    run = _run(_Rewrapping(), [doc])
+    assert [c.text for c in run.chunks] == [REWRAPPED[s:e] for s, e in T.paragraphs(REWRAPPED)]
+    assert [c.meta["peer_text"] for c in run.chunks] == ["whitespace"] * 3
+    assert fidelity_fields([doc], run) == {"dropped_chars_share": 0.0, "altered_chunks_share": 0.0}
+
+
+def test_a_library_that_alters_text_is_measured_and_its_spans_stay_exact():
+    doc = Document("d", "d", REWRAPPED)
+    run = _run(_Rewrapping(dehyphenate=True), [doc])
+    check_spans(REWRAPPED, run.chunks)  # the source ranges, with the hyphens the library took out
+    assert [c.meta["peer_text"] for c in run.chunks] == ["altered", "whitespace", "altered"]
+    assert altered_chunks_share(run) == pytest.approx(2 / 3)
+    assert dropped_chars_share([doc], run.chunks) == 0.0
+
+
+def test_dropped_text_is_counted_for_every_chunker():
+    text = "Keep this sentence. DROP-ME-NOW and this one too."
+    doc = Document("d", "d", text)
+    run = _run(_Rewrapping(), [doc])
+    assert dropped_chars_share([doc], run.chunks) == 0.0
+    kept = list(run.chunks)
+    kept[0].end = kept[0].start + len("Keep this sentence.")  # as if the library had left the rest out
+    left_out = sum(not ch.isspace() for ch in text[kept[0].end:])
+    assert dropped_chars_share([doc], kept) == pytest.approx(left_out / sum(not ch.isspace() for ch in text))
+    ours = chunk_documents([doc], make_chunker("paragraph"))
+    assert fidelity_fields([doc], ours) == {"dropped_chars_share": 0.0, "altered_chunks_share": None}
+
+
+def test_identity_names_the_librarys_version_and_sizes_are_bounded():
+    chunker = make_chunker("semchunk")
+    assert (chunker.chunk_size, chunker.overlap) == (512, 0)
+    assert chunker.identity.endswith(f":semchunk={peer_versions()['semchunk']}")
+    langchain = make_chunker("langchain-recursive")
+    assert (langchain.chunk_size, langchain.chunk_overlap, langchain.length) == (4000, 200, "chars")
+    for spec, message in [
+        ("langchain-recursive:chunk_size=10", "chunk_size must be between 64 and 32768 characters"),
+        ("langchain-recursive:chunk_size=100:chunk_overlap=60", "overlap must be between 0 and 50 characters"),
+        ("langchain-recursive:length=words", "length must be one of chars, tokens (got 'words')"),
+        ("semchunk:chunk_size=9000", "semchunk: chunk_size must be between 16 and 8192 tokens"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            make_chunker(spec)
+    assert set(PEER_LIBRARIES) == {cls.library for name, cls in REGISTRY.items() if name in peer_names()}
+    assert all(peer_versions().values())
+
+
+OFFLINE_SCRIPT = """
+import json
+import re
+import core.catalog
+from core.chunkers.peers import PeerChunker
+from core.chunkers.registry import REGISTRY, make_chunker
+from core.schema.documents import Document
+from tests.support.offline import REFUSED
+import socket
+try:
+    socket.create_connection(("203.0.113.7", 443), timeout=1)
+except OSError:
+    pass
+doc = Document("d", "guide.md",
+               "# Guide\\n\\nClean the filter every two weeks.\\n\\n## Timer\\n\\nPress the timer button.")
+out = {}
+for name, cls in sorted(REGISTRY.items()):
+    if issubclass(cls, PeerChunker):
+        out[name] = [c.text for c in make_chunker(name).run(doc).chunks]
+print(json.dumps({"chunks": out, "refused": REFUSED}))
+"""
+
+
+def test_every_peer_imports_and_runs_with_the_network_unreachable(tmp_path):
+    env = {**os.environ, "PYTHONPATH": f"{OFFLINE_SITE}{os.pathsep}{ROOT}", "CHUNKLENS_TIKTOKEN_CACHE":
+           str(tmp_path / "tiktoken"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", OFFLINE_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert shown["refused"][0][1] == "203.0.113.7"  # the guard was in force: the one attempt is ours
+    assert len(shown["refused"]) == 1, shown["refused"]
+    assert sorted(shown["chunks"]) == peer_names()
+    assert all(chunks for chunks in shown["chunks"].values())
