@@ -35,6 +35,9 @@ PEER_SPECS = [
     ("langchain-recursive:length=tokens:chunk_size=30:chunk_overlap=8", "tokens", 30, True),
     ("semchunk:chunk_size=30", "tokens", 30, False),
     ("semchunk:chunk_size=30:overlap=8", "tokens", 30, True),
+    ("text-splitter:capacity=120", "chars", 120, False),
+    ("text-splitter:capacity=120:overlap=30:markdown=off", "chars", 120, True),
+    ("text-splitter:length=tokens:capacity=30:markdown=on", "tokens", 30, False),
 ]
 
 
@@ -196,3 +199,18 @@ def test_every_peer_imports_and_runs_with_the_network_unreachable(tmp_path):
     assert len(shown["refused"]) == 1, shown["refused"]
     assert sorted(shown["chunks"]) == peer_names()
     assert all(chunks for chunks in shown["chunks"].values())
+
+
+def test_text_splitter_takes_its_markdown_splitter_for_markdown_and_its_offsets_are_characters():
+    from core.chunkers.peers.text_splitter import is_markdown
+
+    text = "# Café 🙂 guide\n\nSome *text* here.\n\n## Sub\n\n- a\n- b\n\nMore text that goes on and on."
+    assert is_markdown(Document("d", "d", "plain", source="notes.md")) and not is_markdown(Document("d", "d", "x"))
+    doc = Document("d", "d", text)
+    auto = make_chunker("text-splitter:capacity=64").chunk(doc).chunks
+    on = make_chunker("text-splitter:capacity=64:markdown=on").chunk(doc).chunks
+    off = make_chunker("text-splitter:capacity=64:markdown=off").chunk(doc).chunks
+    assert [c.text for c in auto] == [c.text for c in on] != [c.text for c in off]
+    assert [c.start for c in on] == [0, text.index("## Sub")]  # a character offset, past the emoji: a section each
+    check_spans(text, on)
+    assert all(c.meta["peer_text"] == "same" for c in on)

@@ -1,0 +1,69 @@
+"""`text-splitter`: semantic-text-splitter's TextSplitter, and its MarkdownSplitter for a Markdown document. The
+library has no default size: `capacity` is 1000 characters, the size its README's first example uses; `overlap` 0
+and `trim` True are the library's defaults. `length=tokens` counts both in tiktoken tokens (cl100k_base, from the
+project's packaged files, handed to `from_callback`: the library's own `from_tiktoken_model` is not used).
+
+`markdown=auto` takes the Markdown splitter for a file named .md or .markdown, or a text with Markdown headings (a
+QA set's corpus.jsonl keeps no file name); `on` and `off` force it. The library's `chunk_indices` gives each chunk's
+character offset; each is checked against the text before it is used."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.chunkers.base import MetadataPrefix, TitleRouting
+from core.chunkers.headers import markdown_headings
+from core.chunkers.registry import register
+from core.infra.errors import ConfigError
+from core.schema.documents import Document
+
+from .base import PeerChunker, check_length, check_peer_overlap, check_size, length_function
+from .spans import Overlap
+
+MARKDOWN_MODES = ("auto", "on", "off")
+_MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def is_markdown(doc: Document) -> bool:
+    """A Markdown file by its name, or a text with at least one Markdown heading."""
+    named = any(name.lower().endswith(_MARKDOWN_SUFFIXES) for name in (doc.source, doc.doc_id, doc.title))
+    return named or bool(markdown_headings(doc.text))
+
+
+@register
+@dataclass
+class TextSplitterChunker(MetadataPrefix, TitleRouting, PeerChunker):
+    """Chunks cover every character but whitespace; with `overlap` they share up to that much."""
+
+    name = "text-splitter"
+    library = "semantic-text-splitter"
+    capacity: int = 1000
+    overlap: int = 0
+    length: str = "chars"
+    markdown: str = "auto"
+
+    def validate(self) -> None:
+        check_length(self.name, self.length)
+        check_size(self.name, "capacity", self.capacity, self.length)
+        check_peer_overlap(self.name, self.overlap, self.capacity,
+                           "characters" if self.length == "chars" else "tokens")
+        if self.markdown not in MARKDOWN_MODES:
+            raise ConfigError(f"{self.name}: markdown must be one of {', '.join(MARKDOWN_MODES)} "
+                              f"(got '{self.markdown}')")
+
+    def overlap_bound(self) -> Overlap:
+        return Overlap(self.overlap, self.length)
+
+    def splitter(self, doc: Document) -> Any:
+        from semantic_text_splitter import MarkdownSplitter, TextSplitter
+
+        kind = MarkdownSplitter if self.markdown == "on" or (self.markdown == "auto" and is_markdown(doc)) \
+            else TextSplitter
+        if self.length == "tokens":
+            return kind.from_callback(length_function("tokens"), self.capacity, overlap=self.overlap)
+        return kind(self.capacity, overlap=self.overlap)
+
+    def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
+        found = self.splitter(doc).chunk_indices(doc.text)
+        return [text for _, text in found], [start for start, _ in found]
