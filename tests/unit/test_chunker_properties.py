@@ -347,6 +347,7 @@ PEER_CONTRACTS = [
     Contract("langchain-recursive:chunk_size=200:chunk_overlap=40", "chars", 200, overlap=True),
     Contract("semchunk:chunk_size=40", "tokens", 40),
     Contract("text-splitter:capacity=200", "chars", 200),
+    Contract("chonkie-recursive:chunk_size=200", "chars", 200),
 ]
 
 CONTRACTS = [

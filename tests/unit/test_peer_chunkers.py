@@ -38,6 +38,8 @@ PEER_SPECS = [
     ("text-splitter:capacity=120", "chars", 120, False),
     ("text-splitter:capacity=120:overlap=30:markdown=off", "chars", 120, True),
     ("text-splitter:length=tokens:capacity=30:markdown=on", "tokens", 30, False),
+    ("chonkie-recursive:chunk_size=120", "chars", 120, False),
+    ("chonkie-recursive:chunk_size=64:min_characters_per_chunk=4", "chars", 64, False),
 ]
 
 
@@ -151,6 +153,8 @@ def test_identity_names_the_librarys_version_and_sizes_are_bounded():
     chunker = make_chunker("semchunk")
     assert (chunker.chunk_size, chunker.overlap) == (512, 0)
     assert chunker.identity.endswith(f":semchunk={peer_versions()['semchunk']}")
+    chonkie = make_chunker("chonkie-recursive")
+    assert (chonkie.chunk_size, chonkie.min_characters_per_chunk) == (2048, 24)
     langchain = make_chunker("langchain-recursive")
     assert (langchain.chunk_size, langchain.chunk_overlap, langchain.length) == (4000, 200, "chars")
     for spec, message in [
