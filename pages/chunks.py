@@ -58,11 +58,17 @@ if not ok:
     st.info("Pick chunkers and press Run.")
     st.stop()
 
-summary = run_summaries(services, ok)
+summary = run_summaries(services, ok, corpus.documents)
 st.dataframe(pd.DataFrame([line.row() for line in summary.values()]), hide_index=True, width="stretch", column_config={
     "unread by embedder": st.column_config.NumberColumn(
         format="percent", help="The share of each chunker's embedded text past the embedder's input limit (256 "
-        "word pieces for the MiniLM, under the 'truncate' long-text policy): no vector reads it; BM25 does.")})
+        "word pieces for the MiniLM, under the 'truncate' long-text policy): no vector reads it; BM25 does."),
+    "dropped text": st.column_config.NumberColumn(
+        format="percent", help="The share of the documents' non-space characters that no chunk covers."),
+    "altered chunks": st.column_config.NumberColumn(
+        format="percent", help="For a library's splitter (a peer): the share of its chunks whose text differs from "
+        "the document's beyond whitespace. Each chunk is the exact source range either way; empty for ChunkLens's "
+        "own chunkers, whose chunks are the document's text.")})
 export = list(records({s: r.run.chunks for s, r in ok.items()}, corpus.documents))
 e1, e2, _ = st.columns([1, 1, 3])
 e1.download_button("Export chunks (JSONL)", to_jsonl(export), "chunklens-chunks.jsonl", "application/jsonl",

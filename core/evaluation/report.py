@@ -37,6 +37,9 @@ EXTRAS = {
                                          if "answer_tokens_in" in r else None),
     "answer s": lambda r: r.get("answer_seconds"),
     "unread by embedder": lambda r: r.get("unread_share") or None,  # shown where some text goes unread
+    # core.evaluation.fidelity: reports made before these keys show neither column
+    "dropped text": lambda r: r.get("dropped_chars_share"),
+    "altered chunks": lambda r: r.get("altered_chunks_share"),
 }
 
 

@@ -217,12 +217,17 @@ class RunSummary:
     seconds: float
     cached: bool
     llm_calls: int
+    #: the share of the documents' non-space characters no chunk covers (`core.evaluation.fidelity`)
+    dropped: float | None = None
+    #: the share of a peer library's chunks whose text differs from their span beyond whitespace; None for ours
+    altered: float | None = None
 
     def row(self) -> dict[str, Any]:
         """The line as the page's table shows it, column by column."""
         return {"chunker": self.chunker, "chunks": self.chunks, "children": self.children,
                 "mean tokens": self.mean_tokens, "unread by embedder": self.unread, "seconds": self.seconds,
-                "cached": self.cached, "LLM calls": self.llm_calls}
+                "cached": self.cached, "LLM calls": self.llm_calls, "dropped text": self.dropped,
+                "altered chunks": self.altered}
 
 
 def check_report(report: Any, source: str = "report") -> None:

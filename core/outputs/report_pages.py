@@ -31,7 +31,8 @@ from core.schema.documents import Document, documents_by_id
 CHUNK_COLUMNS: tuple[tuple[str, Callable[[RunSummary], Any], str], ...] = (
     ("chunks", lambda r: r.chunks, ""), ("children", lambda r: r.children, ""),
     ("mean tokens", lambda r: r.mean_tokens, ""), ("unread by embedder", lambda r: r.unread, "min"),
-    ("seconds", lambda r: r.seconds, "min"), ("LLM calls", lambda r: r.llm_calls, ""))
+    ("seconds", lambda r: r.seconds, "min"), ("LLM calls", lambda r: r.llm_calls, ""),
+    ("dropped text", lambda r: r.dropped, "min"), ("altered chunks", lambda r: r.altered, "min"))
 HIT_EXCERPT = 400
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.chunkers.registry import make_chunker
+from core.evaluation.fidelity import altered_chunks_share, dropped_chars_share
 from core.evaluation.relevance import RelevanceCounter
 from core.evaluation.results import RunSummary
 from core.infra.errors import ChunkLensError, ConfigError
@@ -72,6 +73,8 @@ class ChunkerResult:
     titles: dict[str, str] = field(default_factory=dict, repr=False)
     #: (embedder key, the share of the embedded text it never reads), filled by `unread_share_of`
     unread: tuple[str, float] | None = field(default=None, repr=False, compare=False)
+    #: the share of the documents' non-space characters no chunk covers, filled by `run_summaries`
+    dropped: float | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -129,17 +132,24 @@ def unread_share_of(services: Services, result: ChunkerResult) -> float:
     return result.unread[1]
 
 
-def run_summaries(services: Services, results: Mapping[str, ChunkerResult]) -> dict[str, RunSummary]:
-    """The summary line of every run that succeeded, by spec."""
+def run_summaries(services: Services, results: Mapping[str, ChunkerResult],
+                  documents: Sequence[Document] = ()) -> dict[str, RunSummary]:
+    """The summary line of every run that succeeded, by spec; with the run's `documents`, what each chunker
+    dropped of them (`core.evaluation.fidelity`)."""
     out = {}
     for spec, r in results.items():
         if r.ok:
             assert r.run is not None and r.indexed is not None
             parents = r.run.parents()
+            altered = altered_chunks_share(r.run)
+            if documents and r.dropped is None:  # once per run: the page's summary is drawn at every rerun
+                r.dropped = round(dropped_chars_share(documents, r.run.chunks), 4)
             out[spec] = RunSummary(spec, len(parents), len(r.run.children()),
                                    round(sum(c.token_count for c in parents) / max(1, len(parents)), 1),
                                    round(unread_share_of(services, r), 3), round(r.seconds, 2),
-                                   r.run.from_cache and r.indexed.reused, r.llm_calls)
+                                   r.run.from_cache and r.indexed.reused, r.llm_calls,
+                                   r.dropped if documents else None,
+                                   None if altered is None else round(altered, 4))
     return out
 
 

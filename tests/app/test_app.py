@@ -81,6 +81,7 @@ def test_chunk_and_compare_runs_the_chosen_chunkers(app):
     unread = dict(zip(summary["chunker"], summary["unread by embedder"]))
     assert 0.2 < unread["naive-500t"] < 0.8  # 500-token windows, of which the MiniLM reads 256 word pieces
     assert unread["recursive"] < unread["naive-500t"]  # θ = 200 words: most chunks fit
+    assert (summary["dropped text"] == 0.0).all() and summary["altered chunks"].isna().all()  # no peer among them
     htmls = [h.proto.body for h in at.get("html")]
     assert any("chunk 0" in h for h in htmls)  # coloured spans of the first chunk
     assert any('class="unread"' in h for h in htmls)  # naive-500t's windows run past the MiniLM's 256 pieces

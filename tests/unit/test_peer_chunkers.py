@@ -218,3 +218,23 @@ def test_text_splitter_takes_its_markdown_splitter_for_markdown_and_its_offsets_
     assert [c.start for c in on] == [0, text.index("## Sub")]  # a character offset, past the emoji: a section each
     check_spans(text, on)
     assert all(c.meta["peer_text"] == "same" for c in on)
+
+
+def test_reports_show_the_fidelity_columns_when_the_report_has_them():
+    from core.evaluation.report import markdown_table
+    from core.evaluation.results import RunSummary
+
+    def result(dropped, altered):
+        return {"hit@1": 0.5, "mrr@1": 0.5, "n_chunks": 3, "mean_chunk_tokens": 40.0,
+                "seconds": {"chunk": 0.1, "embed": 0.0, "index": 0.0, "query": 0.0},
+                **({} if dropped is None else {"dropped_chars_share": dropped, "altered_chunks_share": altered})}
+
+    report = {"dataset": "d", "n_questions": 2, "n_documents": 1, "embedder": "e", "k": [1],
+              "results": {"semchunk": result(0.0, 0.25), "recursive": result(0.0, None)}}
+    lines = markdown_table(report, ["hit"]).splitlines()
+    assert lines[2].endswith("| wall s | dropped text | altered chunks |")
+    assert lines[4].endswith("| 0.000 | 0.250 |") and lines[5].endswith("| 0.000 | - |")
+    older = {**report, "results": {"recursive": result(None, None)}}  # made before the keys: no such columns
+    assert "dropped text" not in markdown_table(older, ["hit"])
+    row = RunSummary("semchunk", 3, 0, 40.0, 0.0, 0.1, False, 0, 0.0, 0.25).row()
+    assert (row["dropped text"], row["altered chunks"]) == (0.0, 0.25)

@@ -1,0 +1,57 @@
+"""`python -m core bench` and `python -m core export` with every peer chunker on the bundled sample set, in a child
+process whose network is unreachable (tests/support/offline.py): the bench JSON carries the two fidelity keys for
+every chunker and every peer library's version, and each exported page_content is exactly its span."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core.chunkers.peers import PEER_LIBRARIES, peer_versions
+from core.ingest.datasets import load_dataset
+from tests.support.data import ROOT
+from tests.support.offline import OFFLINE_SITE
+
+PEERS = ["langchain-recursive", "langchain-recursive:length=tokens:chunk_size=500:chunk_overlap=100", "semchunk",
+         "text-splitter", "chonkie-recursive"]
+SAMPLE = ROOT / "sample_data" / "qa"
+
+
+def offline_cli(*args: str, workspace) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": f"{OFFLINE_SITE}{os.pathsep}{ROOT}"}
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.mark.slow
+def test_bench_runs_every_peer_offline_and_reports_fidelity_and_versions(tmp_path):
+    out = tmp_path / "report.json"
+    specs = [*PEERS, "recursive"]
+    proc = offline_cli("bench", "--data", str(SAMPLE), "--chunkers", ",".join(specs), "--k", "1,10",
+                       "--out", str(out), workspace=tmp_path / "ws")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["peer_versions"] == peer_versions() and set(report["peer_versions"]) == set(PEER_LIBRARIES)
+    assert list(report["results"]) == specs
+    for spec, result in report["results"].items():
+        assert 0.0 <= result["hit@10"] <= 1.0 and result["hit@10_ci95"][0] <= result["hit@10"]
+        assert result["dropped_chars_share"] == 0.0  # these libraries keep every non-space character
+        assert result["altered_chunks_share"] == (None if spec == "recursive" else 0.0)
+
+
+def test_export_gives_each_peer_chunk_exactly_its_span_offline(tmp_path):
+    out = tmp_path / "chunks.jsonl"
+    proc = offline_cli("export", "--data", str(SAMPLE), "--chunkers", ",".join(PEERS), "--out", str(out),
+                       workspace=tmp_path / "ws")
+    assert proc.returncode == 0, proc.stderr
+    texts = {d.doc_id: d.text for d in load_dataset(SAMPLE).documents}
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {line["metadata"]["chunker"] for line in lines} == set(PEERS)
+    for line in lines:
+        m = line["metadata"]
+        assert line["page_content"] == texts[m["doc_id"]][m["start"] : m["end"]]
