@@ -424,7 +424,7 @@ def machine() -> dict[str, Any]:
             return None
 
     dists = ("torch", "sentence-transformers", "tiktoken", "chonkie", "langchain-text-splitters",
-             "langchain-experimental")
+             "langchain-experimental", "semchunk", "semantic-text-splitter")
     return {
         "cpu_count": os.cpu_count(),
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
