@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install pinned dependencies (idempotent: skips what is already installed).
 # Usage: scripts/setup.sh [--test] [--bench]   --test also installs test tools, the browser and the loopback LLM
-# server; --bench the peers `python -m bench.perf` times (Chonkie, LangChain), without changing requirements.txt's pins.
+# server; --bench the extras `python -m bench.perf` needs (LangChain's semantic chunker, psutil), within requirements.txt's pins.
 set -euo pipefail
 TEST=0; BENCH=0
 for arg in "$@"; do
