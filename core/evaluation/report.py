@@ -7,7 +7,7 @@ chosen results of several reports in one table."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,11 @@ EXTRAS = {
     # core.evaluation.fidelity: reports made before these keys show neither column
     "dropped text": lambda r: r.get("dropped_chars_share"),
     "altered chunks": lambda r: r.get("altered_chunks_share"),
+}
+#: a cost column shown only when some result says this (else when some result has a value): dropped text where a
+#: peer ran (its library may drop text) or some chunker dropped any, not a column of zeros beside every report
+SHOWN_WHEN: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "dropped text": lambda r: r.get("altered_chunks_share") is not None or bool(r.get("dropped_chars_share")),
 }
 
 
@@ -103,7 +108,9 @@ def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
     missing = sorted({c for r in results for c in columns if c not in r})
     if missing:
         raise ChunkLensError(f"the report has no {', '.join(missing)}")
-    return columns, [name for name, get in EXTRAS.items() if any(get(r) is not None for r in results)]
+    shown = [name for name, get in EXTRAS.items()
+             if any(SHOWN_WHEN[name](r) if name in SHOWN_WHEN else get(r) is not None for r in results)]
+    return columns, shown
 
 
 def rerank_phrase(retrieval: dict[str, Any]) -> str:

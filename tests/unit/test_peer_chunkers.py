@@ -236,5 +236,9 @@ def test_reports_show_the_fidelity_columns_when_the_report_has_them():
     assert lines[4].endswith("| 0.000 | 0.250 |") and lines[5].endswith("| 0.000 | - |")
     older = {**report, "results": {"recursive": result(None, None)}}  # made before the keys: no such columns
     assert "dropped text" not in markdown_table(older, ["hit"])
+    own = {**report, "results": {"recursive": result(0.0, None)}}  # no peer, nothing dropped: no column of zeros
+    assert "dropped text" not in markdown_table(own, ["hit"])
+    own["results"]["recursive"]["dropped_chars_share"] = 0.125
+    assert "| dropped text |" in markdown_table(own, ["hit"])
     row = RunSummary("semchunk", 3, 0, 40.0, 0.0, 0.1, False, 0, 0.0, 0.25).row()
     assert (row["dropped text"], row["altered chunks"]) == (0.0, 0.25)
