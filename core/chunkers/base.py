@@ -61,10 +61,10 @@ def check_words(chunker: str, name: str, value: float) -> None:
                 "smaller makes a chunk of every few words, each embedded" if value < MIN_CHUNK_WORDS else "")
 
 
-def check_overlap(chunker: str, overlap: int, size: int) -> None:
-    """Window overlap: 0 up to half the window. A window that moves by a few tokens repeats nearly all of the
-    text in every chunk (size 500, overlap 499: one 500-token chunk per token)."""
-    check_range(chunker, "overlap", overlap, 0, size // 2, "tokens",
+def check_overlap(chunker: str, overlap: int, size: int, unit: str = "tokens") -> None:
+    """Window overlap: 0 up to half the window (in `unit`, the size's). A window that moves by a few tokens
+    repeats nearly all of the text in every chunk (size 500, overlap 499: one 500-token chunk per token)."""
+    check_range(chunker, "overlap", overlap, 0, size // 2, unit,
                 f"at most half of size {size}, or the windows repeat the text")
 
 

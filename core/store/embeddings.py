@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -32,9 +32,6 @@ from core.infra.errors import ConfigError, EmbeddingError
 from core.infra.storage import open_cache
 from core.infra.urls import redact_url
 from core.store.vector_checks import is_damage, refused_text, select_blobs, set_aside, sound_rows, tell_once
-
-if TYPE_CHECKING:
-    from core.store.machine_file import MachineVectors
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 BUNDLED_MINILM_FP32 = "bundled:minilm-fp32"  # core.store.onnx_embedder: the same model and arithmetic on onnxruntime
@@ -341,21 +338,30 @@ class EmbeddingCache:
         rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
         with self._lock:
             try:
-                self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)", rows)
-                self._db.commit()
+                self._write(rows)
             except sqlite3.DatabaseError as exc:
                 if not is_damage(exc):
                     raise
                 self._db = self._start_again(exc)
-                self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)", rows)
-                self._db.commit()
+                self._write(rows)
+
+    def _write(self, rows: list[tuple[str, bytes]]) -> None:
+        self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)", rows)
+        self._db.commit()
+
+
+class StoredVectors(Protocol):
+    """Vectors computed elsewhere that a cache may copy instead of computing them: the machine's read-only file
+    (`core.store.machine_file.MachineVectors`, which serves only sound rows)."""
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]: ...
 
 
 @dataclass
 class EmbedStats:
     texts: int = 0
     computed: int = 0
-    copied: int = 0  # from the machine's shared vectors (MachineVectors), not computed
+    copied: int = 0  # from the machine's shared vectors (core.store.machine_file.MachineVectors), not computed
 
 
 class CachedEmbedder:
@@ -366,7 +372,7 @@ class CachedEmbedder:
     but held by the machine's read-only `machine` file is copied into the cache, not computed (`stats.copied`)."""
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache, save_every: int = 128,
-                 machine: MachineVectors | None = None) -> None:
+                 machine: StoredVectors | None = None) -> None:
         self.inner = inner
         self.cache = cache
         self.machine = machine

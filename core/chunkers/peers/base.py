@@ -14,7 +14,7 @@ from functools import cache
 from importlib import metadata
 from typing import Any, ClassVar
 
-from core.chunkers.base import Chunker, build_chunks, check_range, check_tokens
+from core.chunkers.base import Chunker, build_chunks, check_overlap, check_range, check_tokens
 from core.infra.errors import ConfigError
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -77,9 +77,13 @@ class PeerChunker(Chunker):
         return f"{super().identity}:{self.library}={library_version(self.library)}"
 
 
-def check_length(chunker: str, length: str) -> None:
+def check_sizes(chunker: str, size_name: str, size: int, overlap: int, length: str) -> None:
+    """A peer's size in its unit (`length`), within the bounds every chunker holds (`check_tokens` for tokens),
+    and its overlap up to half of it (`check_overlap`)."""
     if length not in LENGTHS:
         raise ConfigError(f"{chunker}: length must be one of {', '.join(LENGTHS)} (got '{length}')")
+    check_size(chunker, size_name, size, length)
+    check_overlap(chunker, overlap, size, "characters" if length == "chars" else "tokens")
 
 
 def check_size(chunker: str, name: str, value: int, length: str) -> None:
@@ -89,12 +93,6 @@ def check_size(chunker: str, name: str, value: int, length: str) -> None:
     else:
         check_range(chunker, name, value, MIN_CHUNK_CHARS, MAX_CHUNK_CHARS, "characters",
                     "smaller makes a chunk of every few words, each embedded" if value < MIN_CHUNK_CHARS else "")
-
-
-def check_peer_overlap(chunker: str, overlap: int, size: int, unit: str) -> None:
-    """An overlap of 0 up to half the size: a window that moves by a few characters repeats the text in every
-    chunk."""
-    check_range(chunker, "overlap", overlap, 0, size // 2, unit, f"at most half of the size {size}")
 
 
 def length_function(length: str) -> Callable[[str], int]:

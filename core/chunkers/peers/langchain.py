@@ -15,7 +15,7 @@ from core.chunkers.base import MetadataPrefix, TitleRouting
 from core.chunkers.registry import register
 from core.schema.documents import Document
 
-from .base import PeerChunker, check_length, check_peer_overlap, check_size, length_function
+from .base import PeerChunker, check_sizes, length_function
 from .spans import Overlap
 
 
@@ -31,10 +31,7 @@ class LangChainRecursive(MetadataPrefix, TitleRouting, PeerChunker):
     length: str = "chars"
 
     def validate(self) -> None:
-        check_length(self.name, self.length)
-        check_size(self.name, "chunk_size", self.chunk_size, self.length)
-        check_peer_overlap(self.name, self.chunk_overlap, self.chunk_size,
-                           "characters" if self.length == "chars" else "tokens")
+        check_sizes(self.name, "chunk_size", self.chunk_size, self.chunk_overlap, self.length)
 
     def overlap_bound(self) -> Overlap:
         return Overlap(self.chunk_overlap, self.length)

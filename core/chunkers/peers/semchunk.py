@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.chunkers.base import MetadataPrefix, TitleRouting, check_tokens
+from core.chunkers.base import MetadataPrefix, TitleRouting
 from core.chunkers.registry import register
 from core.schema.documents import Document
 from core.tokens import count_tokens
 
-from .base import PeerChunker, check_peer_overlap
+from .base import PeerChunker, check_sizes
 from .spans import Overlap
 
 
@@ -27,8 +27,7 @@ class SemchunkChunker(MetadataPrefix, TitleRouting, PeerChunker):
     overlap: int = 0
 
     def validate(self) -> None:
-        check_tokens(self.name, "chunk_size", self.chunk_size)
-        check_peer_overlap(self.name, self.overlap, self.chunk_size, "tokens")
+        check_sizes(self.name, "chunk_size", self.chunk_size, self.overlap, "tokens")
 
     def overlap_bound(self) -> Overlap:
         return Overlap(None if self.overlap else 0)

@@ -18,7 +18,7 @@ from core.chunkers.registry import register
 from core.infra.errors import ConfigError
 from core.schema.documents import Document
 
-from .base import PeerChunker, check_length, check_peer_overlap, check_size, length_function
+from .base import PeerChunker, check_sizes, length_function
 from .spans import Overlap
 
 MARKDOWN_MODES = ("auto", "on", "off")
@@ -44,10 +44,7 @@ class TextSplitterChunker(MetadataPrefix, TitleRouting, PeerChunker):
     markdown: str = "auto"
 
     def validate(self) -> None:
-        check_length(self.name, self.length)
-        check_size(self.name, "capacity", self.capacity, self.length)
-        check_peer_overlap(self.name, self.overlap, self.capacity,
-                           "characters" if self.length == "chars" else "tokens")
+        check_sizes(self.name, "capacity", self.capacity, self.overlap, self.length)
         if self.markdown not in MARKDOWN_MODES:
             raise ConfigError(f"{self.name}: markdown must be one of {', '.join(MARKDOWN_MODES)} "
                               f"(got '{self.markdown}')")
