@@ -32,15 +32,6 @@ class _Recorder:
         return getattr(self.inner, name)
 
 
-@pytest.fixture()
-def machine_file(tmp_path, monkeypatch):
-    """Point the machine's vector file at tmp_path, as if CHUNKLENS_MODEL_CACHE named it."""
-    path = tmp_path / "machine" / "sample-vectors.sqlite"
-    monkeypatch.setattr(embedders, "machine_vectors_path", lambda key: path)
-    monkeypatch.delenv(embedders.MACHINE_VECTORS_ENV, raising=False)
-    return path
-
-
 def test_a_new_cache_copies_what_the_machine_holds_and_computes_the_rest(minilm, tmp_path, machine_file):
     first = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "warm.sqlite"))
     alpha, beta = first.embed(["alpha", "beta"])

@@ -80,15 +80,6 @@ def test_a_damaged_row_in_the_workspace_cache_is_computed_again_and_healed(minil
 
 
 @pytest.fixture()
-def machine_file(tmp_path, monkeypatch):
-    """The machine's vector file at tmp_path, as if CHUNKLENS_MODEL_CACHE named it."""
-    path = tmp_path / "machine" / "sample-vectors.sqlite"
-    monkeypatch.setattr(embedders, "machine_vectors_path", lambda key: path)
-    monkeypatch.delenv(embedders.MACHINE_VECTORS_ENV, raising=False)
-    return path
-
-
-@pytest.fixture()
 def published(minilm, tmp_path, machine_file):
     """The machine's file holding TEXTS' vectors as `warm` publishes them, and those honest vectors."""
     honest = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "warm.sqlite")).embed(TEXTS)
