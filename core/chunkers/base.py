@@ -125,6 +125,12 @@ class Chunker(ABC):
         """Check the parameters together; a ConfigError names the problem. `make_chunker` calls it."""
         return None
 
+    def snippet(self) -> str | None:
+        """The Python that builds this chunker, with these parameters, in the user's own stack ("Use it in your
+        code", `core.chunkers.snippets`): it reads the document's text from `text` and leaves the chunk texts in
+        `chunks`. None when the chunker has none to offer."""
+        return None
+
     def prepare(self, docs: Sequence[Document]) -> None:
         """Called once with the whole library before its documents are chunked (and before a cached run is
         loaded), for a method that learns from the library as a whole (CHOP's `extract` backend)."""

@@ -11,6 +11,7 @@ from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chun
 from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
+from core.chunkers.snippets import chunklens_snippet
 from core.infra.errors import ConfigError
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -29,6 +30,10 @@ class CosineChunker(MetadataPrefix, TitleRouting, Chunker):
             raise ConfigError("cosine: threshold is a cosine similarity, between -1 and 1")
         if self.max_tokens is not None:
             check_tokens(self.name, "max_tokens", self.max_tokens)
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         units = sentence_units(doc.text, self.max_tokens) if self.max_tokens else T.sentences(doc.text)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range
 from core.chunkers.registry import register
+from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
 from core.llm.base import ChatRequest, LLMError
 from core.schema.chunks import Chunking
@@ -42,6 +43,10 @@ class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
         check_range(self.name, "group_tokens", self.group_tokens, 50, MAX_GROUP_TOKENS, "tokens",
                     "the paragraphs of one group go to the chat model in one prompt")
         check_range(self.name, "temperature", self.temperature, 0, 2)
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         sized = [piece for s, e in T.paragraphs(doc.text)  # paragraphs longer than a group are split first

@@ -27,6 +27,7 @@ from typing import Any
 from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
 from core.chunkers.registry import register
+from core.chunkers.snippets import chunklens_snippet
 from core.schema.chunks import Chunking, add_note
 from core.schema.documents import Document
 
@@ -37,6 +38,10 @@ Span = tuple[int, int]
 @dataclass
 class PageChunker(MetadataPrefix, TitleRouting, Chunker):
     name = "page"
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         if doc.page_starts or not doc.segments:

@@ -26,6 +26,7 @@ from core.chunkers.base import (
     check_words,
 )
 from core.chunkers.registry import register
+from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, SizedInterval, split_sized
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -51,6 +52,10 @@ class ParagraphChunker(MetadataPrefix, TitleRouting, Chunker):
     def _small(self, text: str, n: int) -> bool:
         """A heading or a fragment: merged with its neighbour rather than a chunk of its own."""
         return n < self.fragment or (n <= 12 and bool(_HEADING_RE.match(text.strip())))
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         paragraphs = T.paragraphs(doc.text)

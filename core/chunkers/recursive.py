@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_words
 from core.chunkers.registry import register
+from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -21,6 +22,10 @@ class RecursiveChunker(MetadataPrefix, TitleRouting, Chunker):
 
     def validate(self) -> None:
         check_words(self.name, "theta", self.theta)
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         spans = split_to_cap(doc.text, 0, len(doc.text), WORDS, self.theta, STRUCTURE_LEVELS)

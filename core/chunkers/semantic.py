@@ -18,6 +18,7 @@ from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chun
 from core.chunkers.registry import register
 from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
+from core.chunkers.snippets import chunklens_snippet
 from core.infra.errors import ConfigError
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -48,6 +49,10 @@ class SemanticChunker(MetadataPrefix, TitleRouting, Chunker):
         check_tokens(self.name, "max_tokens", self.max_tokens)
         if self.buffer_by not in ("vectors", "text"):
             raise ConfigError(f"semantic: buffer_by must be vectors or text (got '{self.buffer_by}')")
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         text = doc.text

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range, check_tokens
 from core.chunkers.registry import register
+from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import TOKENS, pack, split_to_cap
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -29,6 +30,10 @@ class SentenceChunker(MetadataPrefix, TitleRouting, Chunker):
         check_tokens(self.name, "max_tokens", self.max_tokens)
         check_range(self.name, "overlap_sentences", self.overlap_sentences, 0, MAX_OVERLAP_SENTENCES, "sentences",
                     "more repeats most of the text in every chunk")
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         units = sentence_units(doc.text, self.max_tokens)

@@ -13,6 +13,7 @@ from core.chunkers.base import MetadataPrefix, TitleRouting, check_range
 from core.chunkers.registry import register
 from core.schema.documents import Document
 
+from ..snippets import library_snippet
 from .base import PeerChunker, check_size
 
 
@@ -39,3 +40,10 @@ class ChonkieRecursive(MetadataPrefix, TitleRouting, PeerChunker):
                                    min_characters_per_chunk=self.min_characters_per_chunk)
         chunks = chunker.chunk(doc.text)
         return [c.text for c in chunks], [c.start_index for c in chunks]
+
+    def snippet(self) -> str:
+        """RecursiveChunker on Chonkie's character tokenizer (nothing to fetch), with these sizes."""
+        return library_snippet(self, ["from chonkie import RecursiveChunker"], [
+            f'chunker = RecursiveChunker(tokenizer="character", chunk_size={self.chunk_size}, '
+            f"min_characters_per_chunk={self.min_characters_per_chunk})",
+            "chunks = [c.text for c in chunker.chunk(text)]"])

@@ -15,6 +15,7 @@ from core.chunkers.base import MetadataPrefix, TitleRouting
 from core.chunkers.registry import register
 from core.schema.documents import Document
 
+from ..snippets import TOKEN_COUNTER, library_snippet
 from .base import PeerChunker, check_sizes, length_function
 from .spans import Overlap
 
@@ -42,3 +43,14 @@ class LangChainRecursive(MetadataPrefix, TitleRouting, PeerChunker):
         splitter = RecursiveCharacterTextSplitter(chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap,
                                                   length_function=length_function(self.length))
         return splitter.split_text(doc.text), None
+
+    def snippet(self) -> str:
+        """RecursiveCharacterTextSplitter with these sizes; for tokens, tiktoken's cl100k_base as the length."""
+        tokens = self.length == "tokens"
+        counter = ", length_function=count_tokens" if tokens else ""
+        return library_snippet(self, [*(["import tiktoken"] if tokens else []),
+                                      "from langchain_text_splitters import RecursiveCharacterTextSplitter"], [
+            *(TOKEN_COUNTER if tokens else ()),
+            f"splitter = RecursiveCharacterTextSplitter(chunk_size={self.chunk_size}, "
+            f"chunk_overlap={self.chunk_overlap}{counter})",
+            "chunks = splitter.split_text(text)"])

@@ -12,6 +12,7 @@ from core.chunkers.registry import register
 from core.schema.documents import Document
 from core.tokens import count_tokens
 
+from ..snippets import TOKEN_COUNTER, library_snippet
 from .base import PeerChunker, check_sizes
 from .spans import Overlap
 
@@ -38,3 +39,10 @@ class SemchunkChunker(MetadataPrefix, TitleRouting, PeerChunker):
         chunker = semchunk.chunkerify(count_tokens, chunk_size=self.chunk_size)
         texts, offsets = chunker(doc.text, offsets=True, overlap=self.overlap or None)
         return list(texts), [start for start, _ in offsets]
+
+    def snippet(self) -> str:
+        """semchunk's chunker of this size on tiktoken's cl100k_base counts, with the overlap when there is one."""
+        overlap = f", overlap={self.overlap}" if self.overlap else ""
+        return library_snippet(self, ["import semchunk", "import tiktoken"], [
+            *TOKEN_COUNTER, f"chunker = semchunk.chunkerify(count_tokens, chunk_size={self.chunk_size})",
+            f"chunks = chunker(text{overlap})"])

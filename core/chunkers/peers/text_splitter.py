@@ -18,6 +18,7 @@ from core.chunkers.registry import register
 from core.infra.errors import ConfigError
 from core.schema.documents import Document
 
+from ..snippets import TOKEN_COUNTER, library_snippet
 from .base import PeerChunker, check_sizes, length_function
 from .spans import Overlap
 
@@ -64,3 +65,20 @@ class TextSplitterChunker(MetadataPrefix, TitleRouting, PeerChunker):
     def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
         found = self.splitter(doc).chunk_indices(doc.text)
         return [text for _, text in found], [start for start, _ in found]
+
+    def snippet(self) -> str:
+        """TextSplitter or MarkdownSplitter of this capacity and overlap (for tokens, on tiktoken's cl100k_base
+        counts); with markdown=auto the user says which their text is, as ChunkLens decides it per document."""
+        tokens = self.length == "tokens"
+        if self.markdown == "auto":
+            names, choose = "MarkdownSplitter, TextSplitter", [
+                "# markdown=auto: ChunkLens takes MarkdownSplitter for a .md file or a text with Markdown headings",
+                "is_markdown = False", "kind = MarkdownSplitter if is_markdown else TextSplitter"]
+        else:
+            names = "MarkdownSplitter" if self.markdown == "on" else "TextSplitter"
+            choose = [f"kind = {names}  # markdown={self.markdown}"]
+        build = (f"kind.from_callback(count_tokens, {self.capacity}, overlap={self.overlap})" if tokens
+                 else f"kind({self.capacity}, overlap={self.overlap})")
+        return library_snippet(self, [*(["import tiktoken"] if tokens else []),
+                                      f"from semantic_text_splitter import {names}"], [
+            *(TOKEN_COUNTER if tokens else ()), *choose, f"splitter = {build}", "chunks = splitter.chunks(text)"])

@@ -20,6 +20,7 @@ from typing import Any
 
 from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
 from core.chunkers.registry import register
+from core.chunkers.snippets import chunklens_snippet
 from core.infra.errors import ConfigError
 from core.infra.stopping import check_stop
 from core.llm.base import LLMError
@@ -89,6 +90,10 @@ class ChopChunker(Chunker):
         chunks, _ = teach(run.chunks, documents, examples)
         digest = hashlib.sha256(json.dumps(examples, sort_keys=True).encode()).hexdigest()[:12]
         return replace(run, identity=f"{run.identity}:examples={digest}", chunks=chunks)
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         chunks = token_window_chunks(doc, self.size, self.overlap)

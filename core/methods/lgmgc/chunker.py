@@ -20,6 +20,7 @@ from typing import Any
 from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks, check_range, check_words
 from core.chunkers.registry import chunker_class, make_chunker, register
+from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.infra.errors import ConfigError
 from core.infra.stopping import check_stop
@@ -106,6 +107,10 @@ class LogitsGuidedChunker(MetadataPrefix, TitleRouting, Chunker):
         check_words(self.name, "theta", self.theta)
         check_range(self.name, "min_words", self.min_words, 0, self.theta - 1, "words", "below theta")
 
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
+
     def chunk(self, doc: Document) -> Chunking:
         scorer = scorer_of(self.context)
         before, started = scorer.forward_passes, time.perf_counter()
@@ -160,6 +165,10 @@ class MultiGranularChunker(MetadataPrefix, TitleRouting, Chunker):
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]
         parent = chunker_class(self.parents)
         return tuple(parent.needs) if isinstance(parent.needs, tuple) else ()
+
+    def snippet(self) -> str:
+        """No library cuts as this does: the lines that run it through ChunkLens's core."""
+        return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
         base = self._parent_chunker().chunk(doc)
