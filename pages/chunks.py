@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components import charts, page_view, state, traces
+from components import charts, code_snippets, page_view, state, traces
 from components.html import chunk_spans_html, md_escape
 from components.progress import progress_status
 from core.chunkers.registry import available
@@ -74,6 +74,7 @@ e1, e2, _ = st.columns([1, 1, 3])
 e1.download_button("Export chunks (JSONL)", to_jsonl(export), "chunklens-chunks.jsonl", "application/jsonl",
                    help="One line per chunk: {id, page_content, metadata}; loads as LangChain Document(**line)")
 e2.download_button("Export chunks (CSV)", to_csv(export), "chunklens-chunks.csv", "text/csv")
+code_snippets.show(ok)
 
 doc_ids = [d.doc_id for d in corpus.documents]
 doc_id = st.selectbox("Document", doc_ids) if len(doc_ids) > 1 else doc_ids[0]

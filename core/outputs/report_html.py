@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import core
+from core.chunkers.registry import make_chunker
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.results import BenchReport, ChunkerReport, Metric, number_or_none
 from core.evaluation.verdicts import compared_metrics, interval_rows, lower_is_better, pair_matrix
@@ -45,6 +46,7 @@ table.settings th { text-align: left; width: 12em; }
 code { font-size: 0.95em; } td strong { color: #1d4ed8; }
 .figure { margin: 8px 0 20px; }
 dt { font-weight: 600; } dd { margin: 0 0 6px 1.5em; }
+pre.snippet { background: #f3f4f6; border: 1px solid #e5e7eb; padding: 10px 14px; overflow-x: auto; font-size: 0.9em; }
 """
 
 GLOSSARY = [
@@ -220,6 +222,36 @@ def _answer_table(report: BenchReport) -> str:
                                    ("answers scored", lambda r: r.answers_scored, "")])
 
 
+def winner(report: BenchReport) -> str | None:
+    """The comparison's best chunker: highest hit at the smallest k, then highest MRR at the largest (the two
+    figures "What this shows" opens with), then the first in the report; None without a hit figure."""
+    ks = sorted(report.ks)
+    hits = report.values("hit", ks[0]) if ks else {}
+    if not hits:
+        return None
+    mrr = report.values("mrr", ks[-1])
+    return max(hits, key=lambda s: (hits[s], mrr.get(s, 0.0)))  # max keeps the first of equals
+
+
+def _winner_code(report: BenchReport) -> str:
+    """The winner's "Use it in your code" snippet (`Chunker.snippet`), or a line saying why there is none."""
+    best = winner(report)
+    if best is None or len(report.results) < 2:
+        return ""
+    try:
+        snippet = make_chunker(best).snippet()
+    except ChunkLensError as exc:  # a chunker this ChunkLens does not know (a report of another version)
+        snippet, why = None, f"no snippet: {exc}"
+    else:
+        why = "this chunker offers no snippet"
+    k = min(report.ks)
+    head = (f"<p>Best by hit@{k}: <code>{escape(best)}</code> "
+            f"({_cell(report.results[best].at('hit', k))}). The same chunker in your own code:</p>")
+    if snippet is None:
+        return f"<p>Best by hit@{k}: <code>{escape(best)}</code>; {escape(why)}.</p>"
+    return f"{head}<pre class='snippet'><code class='language-python'>{escape(snippet)}</code></pre>"
+
+
 # --- figures -----------------------------------------------------------------------------------------------------
 
 class Figures:
@@ -291,6 +323,9 @@ def _section(report: BenchReport, index: int, draw: Figures, generated: str | No
               "<h3>Settings and versions</h3>", _settings_table(report, generated),
               "<h3>Chunkers</h3>", _chunker_table(report),
               "<h3>Retrieval quality</h3>", _rank_table(report), figs.get("rank", "")]
+    code = _winner_code(report)
+    if code:
+        parts += ["<h3>Use the winner in your code</h3>", code]
     intervals = _interval_table(report)
     if intervals:
         parts += ["<h3>Is the difference real?</h3>", intervals, figs.get("intervals", ""), _pair_list(report),
