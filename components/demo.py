@@ -15,6 +15,7 @@ from core.evaluation.verdicts import interval_rows
 from core.infra.errors import ChunkLensError
 from core.outputs.report_html import render_html
 from core.workbench import DEFAULT_SPECS, guided_demo
+from core.workbench.demo import framework_defaults
 
 
 def render() -> None:
@@ -22,6 +23,11 @@ def render() -> None:
     st.write("The seven sample manuals of near-duplicate products joined into one stream, the default chunkers, "
              "and the 56 questions with the product named: which chunker finds the right manual, where the wrong "
              "hits come from, and where CHOP decided a new manual begins. Your own documents are not touched.")
+    offered = framework_defaults()
+    frameworks = st.multiselect(
+        "Beside CHOP, your framework's default", offered, default=[], key="demo-frameworks",
+        help="The splitter your stack ships, at its library's defaults, run on the same stream and questions: "
+             "is it good enough on these manuals?") if offered else []
     if st.button("Run the guided demo", type="primary"):
         services = state.services()
         if services is None:
@@ -29,7 +35,7 @@ def render() -> None:
         with progress_status("Running the demo…", lambda name, done, total: f"{name} ({done}/{total} chunkers)") as (
                 status, progress):
             try:
-                st.session_state["demo"] = guided_demo(services, state.retrieval(), progress)
+                st.session_state["demo"] = guided_demo(services, state.retrieval(), progress, frameworks)
             except ChunkLensError as exc:
                 status.update(label=f"The demo stopped: {md_escape(str(exc))}", state="error")
                 return
@@ -37,8 +43,8 @@ def render() -> None:
                           expanded=False)
     summary = st.session_state.get("demo")
     if summary is None:
-        st.caption(f"Runs {len(DEFAULT_SPECS)} chunkers; the first run takes about a minute, later ones come "
-                   "from the caches.")
+        st.caption(f"Runs {len(DEFAULT_SPECS) + len(frameworks)} chunkers; the first run takes about a minute, "
+                   "later ones come from the caches.")
         return
     st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval "
                 f"{retrieval_phrase(summary.report)}, "

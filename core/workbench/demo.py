@@ -7,13 +7,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.chunkers.peers import PeerChunker
+from core.chunkers.registry import REGISTRY
 from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
+from core.infra.errors import ConfigError
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.services import Services
 from core.store.retrieval import RetrievalSettings
 from core.workbench.corpus import Corpus, make_corpus, sample_folder
 from core.workbench.runs import DEFAULT_SPECS, ChunkerResult, Progress, run_chunkers
 from core.workbench.scoring import benchmark
+
+#: "your framework's default": the splitters teams deploy, at their libraries' defaults, which the guided demo offers
+#: to run beside CHOP. Only when picked: the demo's own chunkers (DEFAULT_SPECS) and its report stay as they are.
+FRAMEWORK_DEFAULTS = ("langchain-recursive", "llamaindex-sentence")
+
+
+def framework_defaults() -> list[str]:
+    """The framework defaults this installation has registered, in FRAMEWORK_DEFAULTS' order."""
+    return [s for s in FRAMEWORK_DEFAULTS if s in REGISTRY and issubclass(REGISTRY[s], PeerChunker)]
+
+
+def demo_specs(frameworks: Sequence[str] = ()) -> list[str]:
+    """The guided demo's chunkers: the default ones, then the framework defaults picked (each once). Anything else
+    is refused in one line: the demo is the default chunkers, and the frameworks' defaults beside them."""
+    offered = framework_defaults()
+    unknown = [s for s in frameworks if s not in offered]
+    if unknown:
+        raise ConfigError(f"the guided demo runs the default chunkers and, beside them, a framework's default "
+                          f"({', '.join(offered) or 'none installed'}), not {', '.join(unknown)}")
+    return list(dict.fromkeys([*DEFAULT_SPECS, *frameworks]))
 
 
 @dataclass
@@ -50,16 +73,17 @@ class DemoSummary:
 
 
 def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
-                progress: Progress | None = None) -> DemoSummary:
+                progress: Progress | None = None, frameworks: Sequence[str] = ()) -> DemoSummary:
     """The whole story in one call, on the bundled sample set (never the user's library): join the seven
-    manuals into one stream, run the default chunkers, ask the product-named questions, score. A second run
-    comes from the caches."""
+    manuals into one stream, run the default chunkers (and `frameworks`, the framework defaults picked to run
+    beside them: `demo_specs`), ask the product-named questions, score. A second run comes from the caches."""
+    specs = demo_specs(frameworks)  # a bad pick is refused before anything runs
     from core.ingest.datasets import load_dataset
 
     started = time.perf_counter()
     dataset = load_dataset(sample_folder())
     corpus = make_corpus(dataset.documents, dataset, join=True)
-    results = run_chunkers(services, corpus, DEFAULT_SPECS, progress)
+    results = run_chunkers(services, corpus, specs, progress)
     report = benchmark(services, dataset, [s for s, r in results.items() if r.ok], [1, 3, 10], True, True,
                        retrieval=retrieval, done=results)
     return DemoSummary(corpus, results, report, time.perf_counter() - started)
