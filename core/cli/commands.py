@@ -64,6 +64,7 @@ def _check_examples(path: Path, dataset, examples: dict[str, dict[str, str]]) ->
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from core.cli.protocol import apply_protocol
     from core.evaluation.bench import BenchOptions, bench_dataset, format_table
     from core.ingest.datasets import (
         attach_gold,
@@ -76,6 +77,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from core.schema.chunks import shown_notes
     from core.services import needs_of
 
+    args = apply_protocol(args)  # a protocol's preset, before the flags become settings
     settings = settings_from_flags(args)  # bad flags fail before slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.gold_cnm:
@@ -99,7 +101,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
               file=sys.stderr)
         options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
-                               args.answers, args.answer_k, cnm_examples=taught)
+                               args.answers, args.answer_k, cnm_examples=taught, protocol=args.protocol)
         report = bench_dataset(ds, args.chunkers, options, services, progress)
         reports.append(report)
         print(format_table(report))

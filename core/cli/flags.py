@@ -72,7 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="evaluate chunkers on qa-spans v1 folders")
     bench.add_argument("--data", action="append", required=True, metavar="DIR", help="qa-spans v1 folder (repeatable)")
     bench.add_argument("--chunkers", type=_specs, required=True, help="NAME[:key=value...][,NAME...]")
-    bench.add_argument("--k", type=_ks, default=[1, 3, 5, 10], help="cut-offs, e.g. 1,3,5,10")
+    bench.add_argument("--k", type=_ks, default=None, help="cut-offs, e.g. 1,3,5,10 (default 1,3,5,10; 5 with "
+                                                          "--protocol chroma)")
+    bench.add_argument("--protocol", choices=["default", "chroma"], default="default",
+                       help="chroma: Chroma's chunking evaluation (dense only, no reranker, one index, 5 chunks) "
+                            "with its Precision_Omega, retrieve=-1 figures and means per corpus added")
     bench.add_argument("--qualify-queries", action="store_true", help="prefix each question with its product")
     bench.add_argument("--join", action="store_true", help="join each folder's documents into one stream")
     bench.add_argument("--max-docs", type=int, metavar="N",

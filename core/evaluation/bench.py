@@ -31,6 +31,9 @@ import numpy as np
 from core import text as T
 from core.chunkers.peers import peer_versions
 from core.chunkers.registry import make_chunker
+from core.evaluation.chroma import EVIDENCE_CAP, EVIDENCE_KEYS, EvidenceIndex, corpus_of, evidence_scores
+from core.evaluation.chroma import headline as chroma_headline
+from core.evaluation.chroma import per_corpus as corpus_means
 from core.evaluation.collisions import top1_sources
 from core.evaluation.fields import report_fields
 from core.evaluation.pooling import pool_depth
@@ -61,6 +64,13 @@ class BenchOptions:
     #: hand corrections of some manuals' tags ({doc_id: {"category", "model"}}), carried to the whole library by
     #: every chunker that can learn from them (`taught`: CHOP) before its chunks are indexed; None: none
     cnm_examples: Mapping[str, Mapping[str, str]] | None = None
+    #: "chroma": Chroma's chunking evaluation beside ours (`core.evaluation.chroma`): every question also scored
+    #: over as many chunks as hold its evidence, means per corpus, and paired tests on Chroma's metrics too
+    protocol: str = "default"
+
+    @property
+    def chroma(self) -> bool:
+        return self.protocol == "chroma"
 
 
 def _llm_totals(llm: Any) -> tuple[int, int, int]:
@@ -119,13 +129,15 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             "vectors_computed": indexed.vectors_computed,
         }
     has_spans = any(r.start < r.end for q in data.questions for r in q.references)
-    pairs = compare({spec: r["per_question"] for spec, r in results.items()}, headline_metrics(options.ks, has_spans))
+    headline = headline_metrics(options.ks, has_spans) + (chroma_headline(options.ks) if options.chroma else [])
+    pairs = compare({spec: r["per_question"] for spec, r in results.items()}, headline)
     return {
         "dataset": data.name,
         "embedder": embedder.describe(),
         "n_documents": len(data.documents),
         "n_questions": len(data.questions),
         "k": list(options.ks),
+        **({"protocol": options.protocol, "evidence_cap": EVIDENCE_CAP} if options.chroma else {}),
         "qualify_queries": options.qualify_queries,
         "joined": options.join,
         "store": store.settings.describe(),
@@ -151,7 +163,7 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     spans, parents, n_children = run.spans(), run.parents(), len(run.children())
     t0 = time.perf_counter()
     retriever = services.retriever(indexed, chunker.retrieval_policy(titles), options.retrieval, texts=texts)
-    answers = retriever.ask_many(queries, max_k)
+    answers = retriever.ask_many(queries, max(max_k, EVIDENCE_CAP) if options.chroma else max_k)
     hits = [a.hits for a in answers]
     query_seconds = time.perf_counter() - t0
     applied = Counter(a.tags.applied for a in answers if a.tags is not None)
@@ -159,12 +171,15 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     retrieved = [[h.span for h in found] for found in hits]
     scores, by_question = evaluate(refs, retrieved, spans, options.ks, source_of)
     per_question = {m: [q.values[m] for q in by_question] for m in (by_question[0].values if by_question else {})}
+    scores.update(_chroma_scores(refs, retrieved, spans, options.chroma, per_question))
     n = len(parents)
     generated = _answer_scores(options, services, data.questions, queries, hits)
     return {
         **scores,
         **with_intervals(per_question),
         "per_question": per_question,
+        **({"per_corpus": corpus_means([corpus_of(r, source_of) for _, r in refs], per_question, with_intervals)}
+           if options.chroma and refs else {}),
         "n_chunks": n,
         "n_children": n_children,
         "mean_chunk_tokens": sum(c.token_count for c in parents) / n if n else 0.0,
@@ -183,6 +198,26 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
         **generated,
         "_query_seconds": query_seconds,
     }
+
+
+def _chroma_scores(refs: Sequence[tuple[str, Any]], retrieved: Sequence[Sequence[Span]], spans: Sequence[Span],
+                   chroma: bool, per_question: dict[str, list[float]]) -> dict[str, float]:
+    """Chroma's Precision_Omega of every question of a set with gold spans (added to `per_question`, so it gets an
+    interval like the others) and, under `--protocol chroma`, its `retrieve=-1` figures; returns their means and,
+    for the span metrics, their standard deviations (numpy's, as Chroma reports them)."""
+    if not any(r.start < r.end for _, rs in refs for r in rs):
+        return {}
+    index = EvidenceIndex(spans)
+    rows = [evidence_scores(index, rs, got) if chroma else {"span_precision_omega": index.evidence(rs).precision_omega}
+            for (_, rs), got in zip(refs, retrieved)]
+    out: dict[str, float] = {}
+    for metric in rows[0]:
+        values = [row[metric] for row in rows]
+        per_question[metric] = values
+        out[metric] = float(np.mean(values))
+        if metric.startswith("span_"):
+            out[f"{metric}_std"] = float(np.std(values))
+    return out
 
 
 #: Scored runs of this process, by everything their scores depend on (`_memo_key`): asking the same questions of
@@ -222,7 +257,8 @@ def _memo_key(services: Services, options: BenchOptions, documents: Sequence[Doc
     parts = [*specs, indexed.collection, indexed.run.identity, _chunks_digest(indexed), corpus_fingerprint(documents),
              services.settings.model_dump_json(),
              json.dumps([list(options.ks), options.qualify_queries, options.join, options.retrieval.describe(),
-                         options.answers, options.answer_k, options.cnm_examples], default=str, sort_keys=True),
+                         options.answers, options.answer_k, options.cnm_examples,
+                         *([options.protocol] if options.chroma else [])], default=str, sort_keys=True),
              json.dumps(asked, default=str, sort_keys=True)]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
@@ -293,7 +329,10 @@ def _answer_scores(options: BenchOptions, services: Services, questions: Sequenc
 def format_table(report: dict[str, Any]) -> str:
     """A plain-text table of the headline metrics, one row per chunker."""
     ks = report["k"]
-    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", "span_recall", "span_iou", "wrong_doc")]
+    chroma = report.get("protocol") == "chroma"  # Chroma's four figures, and its retrieve=-1 three
+    spans = ("span_recall", "span_precision", "span_iou") if chroma else ("span_recall", "span_iou")
+    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", *spans, "wrong_doc")]
+    cols += ["span_precision_omega", *EVIDENCE_KEYS] if chroma else []
     results = report["results"]
     extra = [c for c in ("llm_calls", "boundary_f1", "cnm_category_accuracy", "cnm_category_wrong",
                          "cnm_model_accuracy", "cnm_model_wrong", "cnm_empty_rate", "forward_passes", "answer_f1",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.evaluation.agreement import agreement_table
+from core.evaluation.published import load_published, per_corpus_lines, published_table
 from core.evaluation.verdicts import better_first, gain
 from core.infra.errors import ChunkLensError
 from core.infra.jsonio import loads_checked
@@ -143,6 +144,8 @@ def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[
         row = [f"`{name}`", str(r["n_chunks"]), str(r.get("n_children") or "-"), f"{r['mean_chunk_tokens']:.0f}",
                *[metric_cell(r, c) for c in columns], *[_extra(e, r) for e in extras]]
         lines.append("| " + " | ".join(row) + " |")
+    if any(r.get("per_corpus") for r in results.values()):  # `bench --protocol chroma`
+        lines += ["", *per_corpus_lines(results, columns)]
     if pairs := pair_lines(report):
         lines += ["", pairs[0], "", *[f"- {line}" for line in pairs[1:]]]
     return "\n".join(lines)
@@ -191,6 +194,9 @@ def render_results(folder: Path) -> str:
         if s.get("kind") == "agreement":  # a bench/agreement.py study: two sets' chunker rankings compared
             out += [agreement_table(loads_checked((Path(folder) / s["report"]).read_bytes())), ""]
             s = {k: v for k, v in s.items() if k != "report"}
+        if s.get("kind") == "published":  # a paper's published rows beside this report's (core.evaluation.published)
+            out += [published_table(load_reports(Path(folder) / s["report"])[0],
+                                    load_published(Path(folder) / s["published"]), max(s["k"])), ""]
         if "rows" in s:  # several runs side by side
             out += [comparison_table(Path(folder), s["rows"], metrics, s["k"]), ""]
         for report in load_reports(Path(folder) / s["report"]) if "report" in s else []:
