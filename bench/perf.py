@@ -1,11 +1,19 @@
-"""Chunking speed: our chunkers against Chonkie and LangChain on the same text, next to the floors.
+"""Chunking speed: our chunkers against Chonkie and LangChain on the same text, and every registered peer chunker
+beside them, next to the floors.
 
-    python -m bench.perf [--data DIR] [--repeat 3] [--families token,recursive,semantic] [--semantic-chars 200000]
-                         [--chars N] [--json OUT]
+    python -m bench.perf [--data DIR] [--repeat 3] [--families token,recursive,peers,semantic]
+                         [--semantic-chars 200000] [--chars N] [--json OUT]
 
-Three families, each with a floor, the work none of its chunkers can skip:
+Four families, each with a floor, the work none of its chunkers can skip:
 - token and recursive chunkers work on the whole text; floor: one tiktoken cl100k pass (`encode_ordinary`);
+- peers: every registered peer chunker (core/chunkers/peers, enumerated from the registry, so a new peer joins by
+  registering) at its library's defaults, run as the app runs it (`make_chunker(spec).run`, the library's call and
+  the placing of its chunks as spans), beside ours run the same way; floor: the tiktoken pass. A peer that embeds
+  (it needs the embedder) runs in the semantic family instead, on the same model object as ours;
 - embedding chunkers work on the first --semantic-chars characters; floor: one MiniLM pass over its sentences.
+
+Besides the floors, each of ours that re-implements what a library does is held to be at least as fast as that
+library (`MIRRORS`: which of ours mirrors which, and why).
 
 Every semantic chunker, ours and the peers', is handed the same sentence-transformers model object, so only
 the chunking around the model differs. Our cosine / semantic use an embedder without the on-disk vector cache:
@@ -47,7 +55,7 @@ from core.infra.errors import ChunkLensError
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "chroma_eval"
-FAMILIES = ("token", "recursive", "semantic")
+FAMILIES = ("token", "recursive", "peers", "semantic")
 TOKEN_SIZE, TOKEN_OVERLAP = 500, 100
 #: token budget given to the recursive peers: our `recursive` caps at θ = 200 words, about 226 cl100k tokens per
 #: chunk on chroma_eval (README), so 256 tokens asks the peers for chunks of the same order and no overlap.
@@ -78,6 +86,25 @@ REFERENCE_FIGURES = {
 TARGETS = {"naive-500t": (1.0, 1.5), "recursive": (1.0, 1.3), "cosine": (None, 1.3), "semantic": (None, 1.3),
            "cosine (int8)": (None, 0.75), "semantic (int8)": (None, 0.75),
            "cosine (onnx fp32)": (None, 1.0), "semantic (onnx fp32)": (None, 1.0)}
+#: which library each of our re-implementations mirrors (stage names; a library stage that did not run is left
+#: out): ours must take at most MIRROR_MAX times its seconds
+MIRRORS: dict[str, tuple[str, ...]] = {
+    # the same windows: `size` tokens of the whole text's cl100k tokens, a new one every size - overlap
+    # (splitting.document_token_windows; the same chunks as TokenTextSplitter: tests/unit/test_snippets.py)
+    "naive-500t": ("langchain TokenTextSplitter", "chonkie TokenChunker"),
+    # the same recursion: split on paragraphs, lines, sentences, then words until a piece fits, and pack neighbouring
+    # pieces back up to the cap (LangChain's and Chonkie's recursive splitters; raw and as registered peers)
+    "recursive": ("langchain RecursiveCharacterTextSplitter", "chonkie RecursiveChunker", "langchain-recursive",
+                  "chonkie-recursive"),
+    # whole sentences packed up to a token budget, the last ones repeated as overlap: LlamaIndex's SentenceSplitter
+    "sentence": ("llamaindex-sentence",),
+    # the percentile-breakpoint method over buffered sentence windows that LangChain's SemanticChunker popularised,
+    # and LlamaIndex's SemanticSplitterNodeParser implements
+    "semantic": ("langchain-experimental SemanticChunker", "llamaindex-semantic"),
+    # a new chunk where a sentence's similarity to what comes before falls under a threshold: Chonkie's SemanticChunker
+    "cosine": ("chonkie SemanticChunker", "chonkie-semantic"),
+}
+MIRROR_MAX = 1.0
 
 Run = Callable[[], int]  # one timed pass; returns how many pieces (chunks, tokens, vectors) it produced
 Prepare = Callable[[str], Run]  # untimed set-up on the stage's text
@@ -171,26 +198,32 @@ def floor_stages(encoding: Any, model: Any) -> list[Stage]:
                                         convert_to_numpy=True, show_progress_bar=False))
 
     return [
-        Stage("tiktoken cl100k encode", ("token", "recursive"), "floor", tiktoken_pass, unit="tokens"),
+        Stage("tiktoken cl100k encode", ("token", "recursive", "peers"), "floor", tiktoken_pass, unit="tokens"),
         Stage("MiniLM embed sentences", ("semantic",), "floor", embed_pass, unit="vectors", semantic=True),
     ]
+
+
+def chunk_with(spec: str, model: Any) -> Prepare:
+    """A chunker through the registry on the stage's text, exactly as the app and `python -m core bench` build it
+    (with `model` as its embedder), timed through `Chunker.run`."""
+
+    def prepare(text: str) -> Run:
+        from core.chunkers.base import ChunkerContext
+        from core.chunkers.registry import make_chunker
+        from core.schema.documents import Document
+
+        chunker = make_chunker(spec, ChunkerContext(embedder=model))
+        doc = Document("bench", "bench", text)
+        return lambda: len(chunker.run(doc).chunks)
+
+    return prepare
 
 
 def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[Stage]:
     """Ours through the registry, exactly as the app and `python -m core bench` build them; with `int8`
     (`bundled:minilm-int8`) and `onnx_fp32` (`bundled:minilm-fp32`, the default embedder), the embedding chunkers
-    once more on each onnxruntime MiniLM, and each one's own sentence pass."""
-    from core.chunkers.base import ChunkerContext
-    from core.chunkers.registry import make_chunker
-    from core.schema.documents import Document
-
-    def chunk_with(spec: str, model: Any = embedder) -> Prepare:
-        def prepare(text: str) -> Run:
-            chunker = make_chunker(spec, ChunkerContext(embedder=model))
-            doc = Document("bench", "bench", text)
-            return lambda: len(chunker.run(doc).chunks)
-
-        return prepare
+    once more on each onnxruntime MiniLM, and each one's own sentence pass. `recursive`, `paragraph` and `sentence`
+    are also in the peers family, beside the registered peers."""
 
     def embed_with(model: Any) -> Prepare:
         def prepare(text: str) -> Run:
@@ -200,10 +233,13 @@ def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[S
         return prepare
 
     return [
-        Stage("naive-500t", ("token",), "ours", chunk_with(f"naive-500t:size={TOKEN_SIZE}:overlap={TOKEN_OVERLAP}")),
-        Stage("recursive", ("recursive",), "ours", chunk_with("recursive")),
-        Stage("cosine", ("semantic",), "ours", chunk_with("cosine"), semantic=True),
-        Stage("semantic", ("semantic",), "ours", chunk_with("semantic"), semantic=True),
+        Stage("naive-500t", ("token",), "ours",
+              chunk_with(f"naive-500t:size={TOKEN_SIZE}:overlap={TOKEN_OVERLAP}", embedder)),
+        Stage("recursive", ("recursive", "peers"), "ours", chunk_with("recursive", embedder)),
+        Stage("paragraph", ("peers",), "ours", chunk_with("paragraph", embedder)),
+        Stage("sentence", ("peers",), "ours", chunk_with("sentence", embedder)),
+        Stage("cosine", ("semantic",), "ours", chunk_with("cosine", embedder), semantic=True),
+        Stage("semantic", ("semantic",), "ours", chunk_with("semantic", embedder), semantic=True),
         *([] if int8 is None else [
             Stage("int8 MiniLM embed sentences", ("semantic",), "ours", embed_with(int8), unit="vectors",
                   semantic=True),
@@ -217,6 +253,20 @@ def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[S
             Stage("semantic (onnx fp32)", ("semantic",), "ours", chunk_with("semantic", onnx_fp32), semantic=True),
         ]),
     ]
+
+
+def registered_peer_stages(embedder: Any) -> list[Stage]:
+    """Every registered peer chunker at its library's defaults, through the registry as the app runs it: in the
+    peers family, or the semantic one (on the semantic text, with our embedder) for a peer that embeds."""
+    from core.chunkers.peers import PeerChunker
+    from core.chunkers.registry import REGISTRY
+
+    stages = []
+    for name in sorted(n for n, cls in REGISTRY.items() if issubclass(cls, PeerChunker)):
+        embeds = "embedder" in REGISTRY[name]().needs
+        stages.append(Stage(name, ("semantic",) if embeds else ("peers",), "peer", chunk_with(name, embedder),
+                            semantic=embeds))
+    return stages
 
 
 def chonkie_stages(encoding: Any, model: Any) -> list[Stage]:
@@ -339,7 +389,7 @@ def add_ratios(results: list[Result]) -> None:
         peers = [r.seconds for r in members if r.role == "peer"]
         floors = [r.seconds for r in members if r.role == "floor"]
         for r in members:
-            if r.role == "floor":
+            if r.role == "floor" or r.families[0] != family:  # a stage's ratios are its first family's
                 continue
             r.x_fastest_peer = r.seconds / min(peers) if peers else None
             r.x_floor = r.seconds / floors[0] if floors else None
@@ -358,6 +408,22 @@ def target_lines(results: list[Result]) -> list[str]:
         floor_name = "one tiktoken pass" if r.families[0] != "semantic" else "embedding each sentence once"
         checks.append(_check(r.x_floor, floor_max, floor_name))
         lines.append(f"  {r.name:<11} " + "; ".join(checks))
+    return lines + mirror_lines(results)
+
+
+def mirror_lines(results: list[Result]) -> list[str]:
+    """Each of ours against every library it mirrors that ran (`MIRRORS`): at most MIRROR_MAX times its seconds."""
+    by_name = {r.name: r for r in results if r.seconds}
+    lines = []
+    for ours, libraries in MIRRORS.items():
+        mine = by_name.get(ours)
+        if mine is None or mine.role != "ours":
+            continue
+        for library in libraries:
+            theirs = by_name.get(library)
+            if theirs is not None and theirs.seconds and mine.seconds:
+                lines.append(f"  {ours:<11} " + _check(mine.seconds / theirs.seconds, MIRROR_MAX,
+                                                        f"{library}, which it mirrors"))
     return lines
 
 
@@ -423,8 +489,10 @@ def machine() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             return None
 
-    dists = ("torch", "sentence-transformers", "tiktoken", "chonkie", "langchain-text-splitters",
-             "langchain-experimental", "semchunk", "semantic-text-splitter")
+    from core.chunkers.peers import PEER_LIBRARIES
+
+    dists = tuple(dict.fromkeys(("torch", "sentence-transformers", "tiktoken", "chonkie", "langchain-text-splitters",
+                                 "langchain-experimental", *PEER_LIBRARIES)))
     return {
         "cpu_count": os.cpu_count(),
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
@@ -520,7 +588,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     semantic_text = text[: args.semantic_chars]
     encoding, embedder, int8, onnx_fp32 = load_services()
     stages = [*floor_stages(encoding, embedder.model), *our_stages(embedder, int8, onnx_fp32),
-              *chonkie_stages(encoding, embedder.model), *langchain_stages(embedder.model)]
+              *chonkie_stages(encoding, embedder.model), *langchain_stages(embedder.model),
+              *registered_peer_stages(embedder)]
     wanted = set(args.families.split(","))
     stages = [s for s in stages if wanted & set(s.families)]
     results = run_stages(stages, text, semantic_text, args.repeat)

@@ -15,6 +15,8 @@ from tests.support.data import ROOT
 
 OURS = ("naive-500t", "recursive", "cosine", "semantic", "cosine (int8)", "semantic (int8)", "cosine (onnx fp32)",
         "semantic (onnx fp32)")
+#: ours in the peers family only, beside the registered peers (no target of their own but the libraries they mirror)
+OURS_BESIDE_PEERS = ("paragraph", "sentence")
 PEERS_ALWAYS_THERE = ("chonkie TokenChunker", "chonkie RecursiveChunker", "chonkie SemanticChunker",
                       "langchain TokenTextSplitter", "langchain RecursiveCharacterTextSplitter")
 
@@ -32,7 +34,8 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
     assert report["input"]["chars"] == 5000 and report["input"]["semantic_chars"] == 3000
     assert report["machine"]["cpu_count"] >= 1 and report["memory_method"].startswith("psutil RSS")
     stages = {s["name"]: s for s in report["stages"]}
-    for name in (*OURS, *PEERS_ALWAYS_THERE, "tiktoken cl100k encode", "MiniLM embed sentences",
+    for name in (*OURS, *OURS_BESIDE_PEERS, *PEERS_ALWAYS_THERE, *registered_peers(), "tiktoken cl100k encode",
+                 "MiniLM embed sentences",
                  "int8 MiniLM embed sentences", "onnx fp32 MiniLM embed sentences"):
         stage = stages[name]
         assert stage["skipped"] == "", f"{name}: {stage['skipped']}"  # nothing tried to download
@@ -46,7 +49,54 @@ def test_small_run_times_every_stage_and_writes_json(tmp_path, capsys):
     assert abs(stages["cosine (int8)"]["count"] - stages["cosine"]["count"]) <= max(1, stages["cosine"]["count"] // 10)
     assert stages["cosine (onnx fp32)"]["count"] == stages["cosine"]["count"]  # the same vectors, the same cuts
     assert stages["naive-500t"]["chars"] == 5000
-    assert len(report["targets"]) == len(OURS) and "\ntargets\n" in printed
+    mirrored = [line for line in report["targets"] if "which it mirrors" in line]
+    assert len(report["targets"]) == len(OURS) + len(mirrored) and "\ntargets\n" in printed
+    assert {line.split()[0] for line in mirrored} == {ours for ours, libraries in perf.MIRRORS.items()
+                                                     if any(lib in stages for lib in libraries)}
+
+
+def registered_peers() -> list[str]:
+    from core.chunkers.peers import PeerChunker
+    from core.chunkers.registry import REGISTRY
+
+    return sorted(name for name, cls in REGISTRY.items() if issubclass(cls, PeerChunker))
+
+
+def test_every_registered_peer_is_a_stage_and_one_that_embeds_is_in_the_semantic_family():
+    from core.chunkers.registry import make_chunker
+
+    stages = {s.name: s for s in perf.registered_peer_stages(embedder=None)}
+    assert sorted(stages) == registered_peers() and "langchain-recursive" in stages
+    for name, stage in stages.items():
+        embeds = "embedder" in make_chunker(name).needs
+        assert stage.role == "peer" and stage.families == (("semantic",) if embeds else ("peers",))
+        assert stage.semantic == embeds
+    assert stages["langchain-recursive"].families == ("peers",)
+
+
+def test_each_of_ours_is_checked_against_the_libraries_it_mirrors_that_ran():
+    def result(name, role, seconds, family=("recursive",)):
+        return perf.Result(name, family, role, chars=1000, mb=0.001, unit="chunks", runs=[seconds])
+
+    results = [result("recursive", "ours", 1.0), result("chonkie RecursiveChunker", "peer", 2.0),
+               result("langchain-recursive", "peer", 0.8, ("peers",)), result("naive-500t", "ours", 1.0, ("token",))]
+    perf.add_ratios(results)
+    lines = perf.mirror_lines(results)
+    assert lines == ["  recursive   0.500x chonkie RecursiveChunker, which it mirrors (target <= 1.00: met)",
+                     "  recursive   1.250x langchain-recursive, which it mirrors (target <= 1.00: MISSED)"]
+    assert lines == perf.target_lines(results)[-2:]  # naive-500t's libraries did not run: no line for it
+    assert set(perf.MIRRORS) <= set(perf.TARGETS) | {"sentence"}
+
+
+def test_a_stage_in_two_families_takes_its_ratios_from_its_first():
+    def result(name, families, role, seconds):
+        return perf.Result(name, families, role, chars=1000, mb=0.001, unit="chunks", runs=[seconds])
+
+    results = [result("floor", ("recursive", "peers"), "floor", 1.0), result("recursive", ("recursive", "peers"),
+                                                                             "ours", 2.0),
+               result("library", ("recursive",), "peer", 4.0), result("registered", ("peers",), "peer", 1.0)]
+    perf.add_ratios(results)
+    assert results[1].x_fastest_peer == pytest.approx(0.5)  # against the recursive family's peer, not the peers'
 
 
 def test_ratios_divide_by_the_fastest_peer_and_the_floor():
