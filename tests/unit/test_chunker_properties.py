@@ -340,6 +340,7 @@ class Contract:
     windows: bool = False
     overlap: bool = False
     children: bool = False
+    covers: bool = True  # every non-space character in a chunk (not Docling's: tests/unit/test_peer_docling.py)
 
 
 #: the peers (core.chunkers.peers): the libraries' splitters, with sizes small enough to bind on these documents
@@ -348,6 +349,8 @@ PEER_CONTRACTS = [
     Contract("semchunk:chunk_size=40", "tokens", 40),
     Contract("text-splitter:capacity=200", "chars", 200),
     Contract("chonkie-recursive:chunk_size=200", "chars", 200),
+    Contract("docling-hierarchical", covers=False),  # headings in metadata; code and tables rewritten
+    Contract("docling-hybrid:max_tokens=40", covers=False),  # its cap is in MiniLM word pieces
 ]
 
 CONTRACTS = [
@@ -402,7 +405,7 @@ def check_children(text: str, chunks, theta: int) -> None:
 
 def check_contract(contract: Contract, text: str, chunks) -> None:
     single = [c for c in chunks if c.parent_id is None] if contract.children else chunks
-    check_spans(text, single, windows=contract.windows)
+    check_spans(text, single, windows=contract.windows, covers=contract.covers)
     core_check_spans(chunks, [Document("d", "d", text)])
     if not contract.overlap:
         for a, b in zip(single, single[1:]):
