@@ -28,6 +28,8 @@ LENGTHS = ("chars", "tokens")
 MIN_CHUNK_CHARS, MAX_CHUNK_CHARS = 64, 32_768
 #: the trace key of a peer's placement counts (`core.evaluation.fidelity` reads it)
 PEER_TRACE = "peer"
+#: the bundled MiniLM as Hugging Face names it, in the snippets of the peers that embed with it
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @cache
