@@ -34,8 +34,8 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_PIECES = 256
 #: bounds of `max_tokens`, in MiniLM word pieces (a size below 16 cuts every few words, each one embedded)
 MIN_PIECES, MAX_PIECES = 16, 8192
-#: the lines every Docling snippet starts with: Docling's converter reads the document itself
-_CONVERT = ["from io import BytesIO", "", "from docling.datamodel.base_models import DocumentStream",
+#: the imports every Docling snippet starts with, around its chunker's: Docling's converter reads the document
+_CONVERT = ["from docling.datamodel.base_models import DocumentStream",
             "from docling.document_converter import DocumentConverter"]
 _READ = ['# a Markdown text as here; a file as DocumentConverter().convert("manual.pdf") (Docling reads its layout)',
          'source = DocumentStream(name="manual.md", stream=BytesIO(text.encode("utf-8")))',
@@ -71,7 +71,8 @@ class DoclingHierarchical(MetadataPrefix, TitleRouting, PeerChunker):
 
     def snippet(self) -> str:
         """HierarchicalChunker at its defaults, on Docling's own reading of the document."""
-        return library_snippet(self, [*_CONVERT, "from docling.chunking import HierarchicalChunker"],
+        return library_snippet(self, ["from io import BytesIO", "", "from docling.chunking import HierarchicalChunker",
+                                      *_CONVERT],
                                [*_READ, "chunker = HierarchicalChunker()", _CHUNKS])
 
 
@@ -99,7 +100,7 @@ class DoclingHybrid(MetadataPrefix, TitleRouting, PeerChunker):
     def snippet(self) -> str:
         """HybridChunker on MiniLM's tokenizer, with this size and merge setting."""
         return library_snippet(self, [
-            *_CONVERT, "from docling.chunking import HybridChunker",
+            "from io import BytesIO", "", "from docling.chunking import HybridChunker", *_CONVERT,
             "from docling_core.transforms.chunker.tokenizer.huggingface import HuggingFaceTokenizer",
             "from transformers import AutoTokenizer"], [
             *_READ,
