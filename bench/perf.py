@@ -93,11 +93,12 @@ MIRRORS: dict[str, tuple[str, ...]] = {
     # (splitting.document_token_windows; the same chunks as TokenTextSplitter: tests/unit/test_snippets.py)
     "naive-500t": ("langchain TokenTextSplitter", "chonkie TokenChunker"),
     # the same recursion: split on paragraphs, lines, sentences, then words until a piece fits, and pack neighbouring
-    # pieces back up to the cap (LangChain's and Chonkie's recursive splitters; raw and as registered peers)
-    "recursive": ("langchain RecursiveCharacterTextSplitter", "chonkie RecursiveChunker", "langchain-recursive",
-                  "chonkie-recursive"),
-    # whole sentences packed up to a token budget, the last ones repeated as overlap: LlamaIndex's SentenceSplitter
-    "sentence": ("llamaindex-sentence",),
+    # pieces back up to the cap: LangChain's and Chonkie's recursive splitters, at the same budget (RECURSIVE_TOKENS).
+    # Not the registered langchain-recursive / chonkie-recursive: at their defaults (4000 / 2048 characters) they
+    # stop at paragraphs where ours, at 200 words, goes on to sentences, so their time is not ours to match
+    "recursive": ("langchain RecursiveCharacterTextSplitter", "chonkie RecursiveChunker"),
+    # whole sentences packed up to a token budget: LlamaIndex's SentenceSplitter, at ours' budget and overlap
+    "sentence": ("llamaindex-sentence:chunk_size=256:chunk_overlap=0",),
     # the percentile-breakpoint method over buffered sentence windows that LangChain's SemanticChunker popularised,
     # and LlamaIndex's SemanticSplitterNodeParser implements
     "semantic": ("langchain-experimental SemanticChunker", "llamaindex-semantic"),
@@ -105,6 +106,8 @@ MIRRORS: dict[str, tuple[str, ...]] = {
     "cosine": ("chonkie SemanticChunker", "chonkie-semantic"),
 }
 MIRROR_MAX = 1.0
+#: registered peers timed once more at the sizes of the chunker of ours that mirrors them (MIRRORS), when registered
+MATCHED_PEERS = ("llamaindex-sentence:chunk_size=256:chunk_overlap=0",)
 
 Run = Callable[[], int]  # one timed pass; returns how many pieces (chunks, tokens, vectors) it produced
 Prepare = Callable[[str], Run]  # untimed set-up on the stage's text
@@ -256,15 +259,17 @@ def our_stages(embedder: Any, int8: Any = None, onnx_fp32: Any = None) -> list[S
 
 
 def registered_peer_stages(embedder: Any) -> list[Stage]:
-    """Every registered peer chunker at its library's defaults, through the registry as the app runs it: in the
-    peers family, or the semantic one (on the semantic text, with our embedder) for a peer that embeds."""
+    """Every registered peer chunker at its library's defaults, through the registry as the app runs it (and the
+    MATCHED_PEERS at ours' sizes): in the peers family, or the semantic one (on the semantic text, with our
+    embedder) for a peer that embeds."""
     from core.chunkers.peers import PeerChunker
-    from core.chunkers.registry import REGISTRY
+    from core.chunkers.registry import REGISTRY, make_chunker
 
+    names = sorted(n for n, cls in REGISTRY.items() if issubclass(cls, PeerChunker))
     stages = []
-    for name in sorted(n for n, cls in REGISTRY.items() if issubclass(cls, PeerChunker)):
-        embeds = "embedder" in REGISTRY[name]().needs
-        stages.append(Stage(name, ("semantic",) if embeds else ("peers",), "peer", chunk_with(name, embedder),
+    for spec in [*names, *(s for s in MATCHED_PEERS if s.split(":")[0] in names)]:
+        embeds = "embedder" in make_chunker(spec).needs
+        stages.append(Stage(spec, ("semantic",) if embeds else ("peers",), "peer", chunk_with(spec, embedder),
                             semantic=embeds))
     return stages
 
