@@ -351,6 +351,10 @@ PEER_CONTRACTS = [
     Contract("chonkie-recursive:chunk_size=200", "chars", 200),
     Contract("docling-hierarchical", covers=False),  # headings in metadata; code and tables rewritten
     Contract("docling-hybrid:max_tokens=40", covers=False),  # its cap is in MiniLM word pieces
+    # LlamaIndex sums its pieces' token counts, and a piece joined to the next can count a token more: 2 spared
+    Contract("llamaindex-sentence:chunk_size=40:chunk_overlap=8", "tokens", 42, overlap=True),
+    Contract("llamaindex-semantic"),  # no cap: LlamaIndex's semantic parser has none
+    Contract("chonkie-semantic:chunk_size=200"),  # no cap: a sentence longer than chunk_size is one chunk
 ]
 
 CONTRACTS = [

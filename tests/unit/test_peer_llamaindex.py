@@ -57,7 +57,8 @@ def test_sentence_peer_gives_the_librarys_own_default_chunks(monkeypatch):
 
 def test_sentence_chunks_are_placed_where_llamaindexs_start_is_wrong(capsys):
     """LlamaIndex searches for a node's text from just past the previous node's start: in repeated text the second
-    chunk, which shares 8 tokens with the first, is found at an earlier copy and the end of the text is left out."""
+    chunk, which shares 8 tokens with the first, is found at an earlier copy and the end of the text is left out.
+    So is the first copy past a floor counted back 8 tokens, in periodic text."""
     from llama_index.core import Document as LlamaDocument
     from llama_index.core.node_parser import SentenceSplitter
 
@@ -71,6 +72,11 @@ def test_sentence_chunks_are_placed_where_llamaindexs_start_is_wrong(capsys):
     assert [(c.start, c.end) for c in chunks] == [(0, 104), (79, len(text))]
     check_spans(text, chunks)
     assert capsys.readouterr().out == ""  # not LlamaIndex's warning of a chunk size under 50 tokens, printed
+    periodic = "abcdefghij" * 150  # each chunk's text is found every 10 characters: the least overlap is taken
+    chunker = make_chunker("llamaindex-sentence:chunk_size=40:chunk_overlap=8")
+    chunks = chunker.chunk(Document("d", "d", periodic)).chunks
+    check_spans(periodic, chunks)
+    assert chunks[-1].end == len(periodic) and len(chunks) == 47
 
 
 def test_defaults_are_the_libraries_and_sizes_are_bounded():
