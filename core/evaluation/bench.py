@@ -10,6 +10,10 @@ method's report fields (`core.evaluation.fields.register_report_fields`: boundar
 the questions, counted: {"filter": 48, "none (no model)": 2}, {"none (one document: no titles to route by)": 56};
 {} without a policy), `dropped_chars_share` and `altered_chunks_share` (`core.evaluation.fidelity`), and at the top
 level "retrieval": {"mode": "dense"|"bm25"|"hybrid", ...} and "peer_versions" (every peer library's version).
+A set with gold spans also gets Chroma's `span_precision_omega` (with `_std` and `_ci95`: `core.evaluation.chroma`);
+`--protocol chroma` adds "protocol" and "evidence_cap" at the top level and, per chunker, `span_recall_evidence`,
+`span_precision_evidence`, `span_iou_evidence` (Chroma's retrieve=-1), `evidence_chunks` and `per_corpus`
+({corpus: {"n_questions", every metric's mean, `_std`, `_ci95`}}).
 With several --data folders the file holds a list of them. Keys are added, never renamed.
 """
 

@@ -91,13 +91,19 @@ def _published_line(row: Mapping[str, Any], table: Mapping[str, Any], label: str
 
 def _inside(spec: str, result: Mapping[str, Any], row: Mapping[str, Any], table: Mapping[str, Any], embedder: str,
             k: int) -> list[str]:
-    """A sentence for a published recall measured with the embedder this report used."""
-    recall, bounds = row.get("recall"), result.get(f"span_recall@{k}_ci95")
-    if not recall or not embedder.startswith(table["embedder"]) or not isinstance(bounds, list):
-        return []
-    where = "inside" if bounds[0] <= recall[0] <= bounds[1] else "outside"
-    return [f"- `{spec}`: Chroma's recall {recall[0]:.3f} ({table['embedder']}, {row['name']}) lies {where} "
-            f"ChunkLens's 95 % interval [{bounds[0]:.3f}, {bounds[1]:.3f}] (mean {result[f'span_recall@{k}']:.3f})."]
+    """A sentence for each published figure our interval can be held against: a recall measured with the embedder
+    this report used, and any Precision_Omega (a property of the chunks alone: no embedder, no search)."""
+    out = []
+    for figure, what, same in (("recall", "recall", embedder.startswith(table["embedder"])),
+                               ("precision_omega", "Precision_Omega", True)):
+        key = _key(figure, k)
+        published, bounds = row.get(figure), result.get(f"{key}_ci95")
+        if not published or not same or not isinstance(bounds, list):
+            continue
+        where = "inside" if bounds[0] <= published[0] <= bounds[1] else "outside"
+        out.append(f"- `{spec}`: Chroma's {what} {published[0]:.3f} ({table['embedder']}, {row['name']}) lies "
+                   f"{where} ChunkLens's 95 % interval [{bounds[0]:.3f}, {bounds[1]:.3f}] (mean {result[key]:.3f}).")
+    return out
 
 
 def per_corpus_lines(results: Mapping[str, Mapping[str, Any]], columns: Sequence[str]) -> list[str]:

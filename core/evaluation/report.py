@@ -200,6 +200,8 @@ def render_results(folder: Path) -> str:
         if "rows" in s:  # several runs side by side
             out += [comparison_table(Path(folder), s["rows"], metrics, s["k"]), ""]
         for report in load_reports(Path(folder) / s["report"]) if "report" in s else []:
+            if "pair_metrics" in s:  # only these metrics' paired tests (their p-values as the report holds them)
+                report = {**report, "pairs": [p for p in report.get("pairs") or [] if p["metric"] in s["pair_metrics"]]}
             out += [markdown_table(report, metrics, s.get("k")), ""]
         if s.get("notes"):
             out += [s["notes"], ""]

@@ -181,7 +181,17 @@ def test_the_renderer_prints_our_rows_and_the_published_ones_beside_them():
     assert "| ↳ TokenTextSplitter_250_125 | Chroma, report | all-MiniLM-L6-v2 | 0.824 | - | - | - |" in lines
     assert any(line.startswith("| RecursiveTokenChunker_200_0 | Chroma, notebook | text-embedding-3-large | "
                                "0.896 ± 0.28 | 0.071 ± 0.06 | 0.299 ± 0.18 | 0.071 ± 0.06 |") for line in lines)
-    assert "lies inside ChunkLens's 95 % interval [0.780, 0.840] (mean 0.800)." in text
+    assert ("- `naive-500t:size=250:overlap=125`: Chroma's recall 0.824 (all-MiniLM-L6-v2, TokenTextSplitter_250_125) "
+            "lies inside ChunkLens's 95 % interval [0.780, 0.840] (mean 0.800).") in lines
+    report = _report()
+    report["results"]["naive-500t:size=400:overlap=0"] = {**report["results"].pop("naive-500t:size=250:overlap=125"),
+                                                          "span_recall@5_ci95": [0.6, 0.7]}
+    text = published_table(report, load_published(PUBLISHED), 5)
+    # Precision_Omega needs no embedder: the notebook's (text-embedding-3-large) is held against ours; its recall
+    # is not, and a figure off our interval says so
+    assert ("- `naive-500t:size=400:overlap=0`: Chroma's Precision_Omega 0.125 (text-embedding-3-large, "
+            "FixedTokenChunker_400_0) lies outside ChunkLens's 95 % interval [0.190, 0.210] (mean 0.200).") in text
+    assert "Chroma's recall 0.892" not in text
     assert "research.trychroma.com/evaluating-chunking" in text and "Not found:" in text
 
 
@@ -198,3 +208,24 @@ def test_a_file_that_is_not_a_fixture_is_one_line(tmp_path):
     bad.write_text('{"tables": 3}')
     with pytest.raises(ChunkLensError, match="not a fixture of published figures"):
         load_published(bad)
+
+
+def test_results_index_section_renders_published_rows_the_report_and_chosen_pairs(tmp_path):
+    import json
+    import shutil
+
+    from core.evaluation.report import render_results
+
+    report = _report()
+    report["results"]["naive-500t:size=250:overlap=125"]["span_recall@5"] = 0.8
+    report["pairs"] = [{"a": "x", "b": "y", "metric": m, "diff": 0.1, "ci95": [0.05, 0.15], "p": 0.001,
+                        "p_holm": 0.002, "significant": True} for m in ("span_recall@5", "hit@5")]
+    (tmp_path / "chroma_protocol.json").write_text(json.dumps(report))
+    shutil.copy(PUBLISHED, tmp_path / "chroma_published.json")
+    (tmp_path / "index.json").write_text(json.dumps({"sections": [
+        {"title": "Beside Chroma", "command": "python -m core bench --protocol chroma", "kind": "published",
+         "report": "chroma_protocol.json", "published": "chroma_published.json", "metrics": ["span_recall"],
+         "k": [5], "pair_metrics": ["span_recall@5"]}]}))
+    text = render_results(tmp_path)
+    assert text.index("| ↳ TokenTextSplitter_250_125 | Chroma, report |") < text.index("| chunker | chunks |")
+    assert "Per corpus" in text and "- span_recall@5: " in text and "- hit@5: " not in text
