@@ -12,12 +12,12 @@ import sys
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from core import text as T
 from core.chunkers.base import ChunkerContext
 from core.chunkers.peers import PEER_LIBRARIES, PeerChunker, peer_versions
-from core.chunkers.peers.spans import place_chunks
+from core.chunkers.peers.spans import Overlap, place_chunks
 from core.chunkers.registry import REGISTRY, make_chunker
 from core.evaluation.fidelity import altered_chunks_share, dropped_chars_share, fidelity_fields
 from core.infra.errors import ConfigError
@@ -48,6 +48,10 @@ PEER_SPECS = [
 ]
 
 
+#: repeated text whose chunks each have an earlier copy past the floor counted back in tokens
+REPEATED = "The. The.\n \nThe.\n \nThe. The. The. The the the the the. The.\n \nThe.\n \nThe."
+
+
 def peer_names() -> list[str]:
     return sorted(name for name, cls in REGISTRY.items() if issubclass(cls, PeerChunker))
 
@@ -61,6 +65,7 @@ def test_every_peer_is_in_this_file():
 @pytest.mark.parametrize(("spec", "unit", "cap", "overlaps"), PEER_SPECS, ids=[s[0] for s in PEER_SPECS])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS | manuals())
+@example(text=REPEATED)  # LangChain in tokens: its second chunk was placed at an earlier copy, the last "The." left out
 def test_peer_chunks_are_exact_ordered_spans_within_the_cap(spec, unit, cap, overlaps, text, cached_minilm):
     doc = Document("d", "d", text)
     result = make_chunker(spec, ChunkerContext(embedder=cached_minilm)).chunk(doc)
@@ -101,6 +106,25 @@ def test_offsets_are_checked_before_they_are_used():
     pieces = ["Reset the unit.", "Reset the unit.", "Reset the unit."]
     placed = place_chunks(text, pieces, offsets=[0, 0, 999]).placed  # a repeated and an impossible offset
     assert [(p.start, p.end) for p in placed] == [(0, 15), (16, 31), (32, 47)]
+
+
+def test_an_overlapping_chunk_is_placed_where_the_chunks_cover_the_text():
+    """LangChain (30 tokens, overlap 8) gives REPEATED as two chunks; the second, "The.\\n \\nThe.", starts after
+    the first with no overlap. Its first copy past the floor (8 + 2 tokens back from the first's end) starts inside
+    the first chunk and ends before the text does: the last "The." was covered by no chunk. The copy that keeps the
+    chunks contiguous to the end is taken, for an overlap in tokens or characters."""
+    first = REPEATED[:59]
+    for overlap in (Overlap(8, "tokens"), Overlap(40), Overlap(None)):
+        placed = place_chunks(REPEATED, [first, "The.\n \nThe."], overlap=overlap).placed
+        assert [(p.start, p.end) for p in placed] == [(0, 59), (62, len(REPEATED))]
+
+
+def test_a_librarys_offset_before_the_floor_is_not_taken():
+    """An offset inside the previous chunk, where the text repeats, is refused for a library that never overlaps:
+    the chunk is placed after the previous one, and the text's end is covered."""
+    text = "ab ab ab ab"
+    placed = place_chunks(text, ["ab ab", "ab ab"], offsets=[0, 3]).placed
+    assert [(p.start, p.end) for p in placed] == [(0, 5), (6, 11)]
 
 
 @dataclass

@@ -14,8 +14,11 @@ NLTK_DATA and TIKTOKEN_CACHE_DIR naming an empty folder.
 LlamaIndex finds each node's start by searching for its text from just past the previous node's start, which in
 repeated text finds an earlier copy (a SentenceSplitter chunk that shares 8 tokens with the one before placed 47
 characters too early, `test_peer_llamaindex.py`). Those starts are not used: the semantic parser's chunks, which
-never overlap, are placed from their texts alone (`core.chunkers.peers.spans`), and SentenceSplitter's from the
-starts its runs of splits allow (`run_starts`)."""
+never overlap, are placed from their texts alone (`core.chunkers.peers.spans`), and so are SentenceSplitter's: its
+chunks are runs of its splits, each beginning with the last splits of the one before (up to `chunk_overlap`), so
+they are placed contiguous, the copy of a chunk's text that shares least with the chunk before tried first
+(`Overlap.least`): the floor counted back `chunk_overlap` tokens of the whole text bounds its overlap only loosely
+(it counts each split apart, a long word's characters one by one)."""
 
 from __future__ import annotations
 
@@ -56,28 +59,6 @@ def llamaindex_sentences() -> Callable[[str], list[str]]:
     return lambda text: split_by_sentence_tokenizer_internal(text, tokenizer)
 
 
-def run_starts(text: str, chunks: list[str]) -> list[int | None]:
-    """Where each SentenceSplitter chunk starts. Its chunks are runs of its splits (consecutive pieces that make up
-    the text), each run beginning with the last splits of the one before, up to `chunk_overlap`: a chunk starts
-    past the previous one's start and no later than its end (the whitespace after it skipped). The last copy of the
-    chunk's text there is taken, the least overlap: in repeated or periodic text the first copy past a floor
-    counted back `chunk_overlap` tokens is an earlier one, and the text after the last chunk is left out. None
-    where no copy is there (`place_chunks` then searches)."""
-    starts: list[int | None] = []
-    prev_start, prev_end = -1, 0
-    for chunk in chunks:
-        limit = prev_end
-        while limit < len(text) and text[limit].isspace():
-            limit += 1
-        at = text.rfind(chunk, prev_start + 1, limit + len(chunk)) if chunk.strip() else -1
-        if at < 0 or at + len(chunk) <= prev_end:
-            starts.append(None)
-            continue
-        starts.append(at)
-        prev_start, prev_end = at, at + len(chunk)
-    return starts
-
-
 def nodes_of(parser: Any, doc: Document) -> tuple[list[str], None]:
     """The parser's node texts for `doc`, without the start LlamaIndex gives each (see the module's docstring)."""
     from llama_index.core import Document as LlamaDocument
@@ -102,17 +83,17 @@ class LlamaIndexSentence(MetadataPrefix, TitleRouting, PeerChunker):
         check_sizes(self.name, "chunk_size", self.chunk_size, self.chunk_overlap, "tokens")
 
     def overlap_bound(self) -> Overlap:
-        return Overlap(self.chunk_overlap, "tokens")
+        """Up to `chunk_overlap` tokens, the least overlap tried first (see the module's docstring)."""
+        return Overlap(self.chunk_overlap, "tokens", least=True)
 
-    def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
+    def split(self, doc: Document) -> tuple[list[str], None]:
         from llama_index.core.node_parser import SentenceSplitter
 
         splitter = SentenceSplitter(chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap,
                                     tokenizer=llamaindex_tokenizer(), chunking_tokenizer_fn=llamaindex_sentences())
         # the texts get_nodes_from_documents gives a document without metadata, without the warning it prints to
         # stdout for each document under 50 tokens (which would land in an export written to stdout)
-        texts = splitter.split_text(doc.text)
-        return texts, run_starts(doc.text, texts)
+        return splitter.split_text(doc.text), None
 
     def snippet(self) -> str:
         """SentenceSplitter with these sizes, as a user builds it (its default tokenizer is the same cl100k_base)."""

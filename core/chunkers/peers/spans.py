@@ -5,12 +5,22 @@ whitespace, re-joins pieces with its own separator, re-wraps lines. Offsets are 
 LangChain's `add_start_index` searches from an estimate that is wrong on repeated text (langchain #21475). So every
 chunk is placed by a search that moves forward with the chunks:
 
-1. a library's own offset, when the text there is the chunk's text and lies past the previous chunk's start;
+1. a library's own offset, when the text there is the chunk's text and lies at or past the floor below;
 2. the chunk's text, exactly, from a floor: the previous chunk's end for a library that does not overlap, the
    previous end less the largest overlap it allows (at least the previous start + 1) for one that does;
 3. the same, blind to whitespace (the chunk's non-space characters against the document's);
 4. the chunk's head and tail (its first and last non-space characters, 64 down to 8) as anchors: text the library
    altered between them still gets the source range it came from.
+
+A library that overlaps still covers its text: each chunk starts past the previous one's start and no later than
+its end (whitespace skipped), and the last reaches the text's end. In repeated text the first copy past the floor
+can start inside the previous chunk and end before the true one does (a floor counted in tokens is only a bound),
+leaving the text's end covered by no chunk. So for such a library every chunk's exact copies that keep the chunks
+contiguous are tried, in the order above (the one that shares least first, for a library whose `Overlap.least`
+says so), backing up to the chunk before when one leads nowhere; a copy after which the chunks left hold too few
+non-space characters to reach the text's end is not tried (`_contiguous`). Where no such run of copies exists
+(text the library dropped or altered), or the search runs out of tries, each chunk is placed by the search above
+alone. Where that search gives contiguous chunks, the copies tried first in the order above are its own.
 
 The span is then trimmed of whitespace, and the chunk's match says how the library's text differs from its span:
 `same`, `whitespace` (only in whitespace) or `altered` (in anything else). A chunk found nowhere is `unmatched`: it
@@ -20,7 +30,7 @@ has no span, and the text it came from counts as dropped (`core.evaluation.fidel
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,6 +44,8 @@ PEER_TEXT = "peer_text"
 _ANCHORS = (64, 32, 16, 8)
 #: tokens added to a library's token overlap when the next chunk's earliest start is worked out
 _TOKENS_SPARED = 2
+#: copies found to lead nowhere, per chunk, before the search for contiguous chunks gives up (pathological repeats)
+_DEAD_ENDS_PER_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -85,10 +97,13 @@ def match_of(piece: str, span_text: str) -> Match:
 @dataclass(frozen=True)
 class Overlap:
     """The most a library's chunk may share with the one before: `amount` in `unit` ("chars" or "tokens",
-    tiktoken's cl100k_base); 0: it never overlaps; None: no bound is known."""
+    tiktoken's cl100k_base); 0: it never overlaps; None: no bound is known. `least`: among the copies of a chunk's
+    text that keep the chunks contiguous, the one that shares least with the chunk before is tried first (the
+    latest), not the first past the floor (a library whose overlap the floor bounds only loosely)."""
 
     amount: int | None = 0
     unit: str = "chars"
+    least: bool = False
 
 
 NO_OVERLAP = Overlap()
@@ -99,6 +114,15 @@ def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None]
     """Exact spans of `text` for a library's chunk texts `pieces`, in order (see the module's docstring).
     `offsets`: the library's own start of each piece, checked before use. `overlap`: how much a chunk may share
     with the one before."""
+    if overlap.amount != 0:
+        found = _contiguous(text, pieces, offsets, overlap)
+        if found is not None:
+            return found
+    return _forward(text, pieces, offsets, overlap)
+
+
+def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None, overlap: Overlap) -> Placement:
+    """Each chunk placed by the search of the module's docstring, from where the chunk before was placed."""
     out = Placement([], 0)
     squeezed: _Squeezed | None = None
     prev_start, prev_end = -1, 0
@@ -107,7 +131,7 @@ def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None]
             continue
         out.library_chunks += 1
         floor = _floor(text, prev_start, prev_end, overlap)
-        found = _from_offset(text, piece, offsets[i] if offsets is not None else None, prev_start, prev_end)
+        found = _from_offset(text, piece, offsets[i] if offsets is not None else None, floor, prev_end)
         if found is None:
             found = _exact(text, piece, floor, prev_start, prev_end)
         if found is None:
@@ -128,6 +152,83 @@ def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None]
     return out
 
 
+def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None,
+                overlap: Overlap) -> Placement | None:
+    """Every chunk at an exact copy of its text, each starting past the previous start and no later than the
+    previous end (whitespace skipped), the last reaching the text's end: a depth-first search over the copies, each
+    chunk's tried in the forward search's order, a copy found to lead nowhere never tried again. None: no such
+    placement (or more than `_DEAD_ENDS_PER_CHUNK` copies per chunk led nowhere)."""
+    kept = [i for i, piece in enumerate(pieces) if piece.strip()]
+    if not kept or any(pieces[i].strip() not in text for i in kept):
+        return None
+    at = [offsets[i] if offsets is not None else None for i in kept]
+    text_end = len(text.rstrip())
+    # a copy is worth trying only if the chunks after it hold enough non-space characters to cover the rest
+    doc = _Squeezed(text)
+    room = [len(squeeze(pieces[i])) for i in kept]
+    for k in range(len(room) - 2, -1, -1):
+        room[k] += room[k + 1]
+    room = [*room[1:], 0]  # room[k]: the non-space characters of the chunks after kept piece k
+    path: list[tuple[int, int]] = []
+    tries = [_copies(text, pieces[kept[0]], at[0], overlap, -1, 0)]  # tries[k]: the copies of kept piece k
+    dead: set[tuple[int, int]] = set()  # (k, start): kept piece k there leads nowhere
+    while tries:
+        k = len(path)
+        span = next(tries[-1], None)
+        if span is None:  # every copy of piece k led nowhere: so does the copy of piece k - 1 before it
+            tries.pop()
+            if path:
+                dead.add((k - 1, path.pop()[0]))
+                if len(dead) > _DEAD_ENDS_PER_CHUNK * len(kept):
+                    return None
+            continue
+        if (k, span[0]) in dead or len(doc.at) - doc.index(span[1]) > room[k]:
+            continue
+        path.append(span)
+        if k + 1 < len(kept):
+            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, *span))
+        elif span[1] >= text_end:
+            return Placement([Placed(s, e, match_of(pieces[i], text[s:e])) for i, (s, e) in zip(kept, path)],
+                             len(kept))
+        else:
+            dead.add((k, path.pop()[0]))
+    return None
+
+
+def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, prev_start: int,
+            prev_end: int) -> Iterator[tuple[int, int]]:
+    """The trimmed spans of `piece` that keep the chunks contiguous after the previous chunk's: the library's
+    offset, then the piece's copies from the floor, then from just past the previous start; then the same for the
+    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first."""
+    floor = _floor(text, prev_start, prev_end, overlap)
+    limit = prev_end
+    while limit < len(text) and text[limit].isspace():
+        limit += 1
+    found = _from_offset(text, piece, offset, floor, prev_end)
+    spans = [] if found is None else [found]
+    for wanted in dict.fromkeys((piece, piece.strip())):
+        for start_at in dict.fromkeys((floor, prev_start + 1)):
+            spans += ((at, at + len(wanted)) for at in
+                      _find_all(text, wanted, max(start_at, prev_end - len(wanted) + 1), limit + len(wanted)))
+    trimmed = [T.strip_span(text, *span) for span in spans]
+    if overlap.least:  # the library's offset still first
+        first = 0 if found is None else 1
+        trimmed[first:] = sorted(trimmed[first:], reverse=True)
+    seen: set[int] = set()
+    for start, end in trimmed:
+        if prev_start < start <= limit and end > prev_end and start not in seen:
+            seen.add(start)
+            yield start, end
+
+
+def _find_all(text: str, wanted: str, start_at: int, end_by: int) -> Iterator[int]:
+    """Every start of `wanted` at or after `start_at` that ends by `end_by`."""
+    at = text.find(wanted, start_at, end_by)
+    while at >= 0:
+        yield at
+        at = text.find(wanted, at + 1, end_by)
+
+
 def _floor(text: str, prev_start: int, prev_end: int, overlap: Overlap) -> int:
     """The earliest place the next chunk can start: the previous end, less the most the library shares. Overlap
     in tokens is measured back from the previous chunk's end, with two tokens to spare (a library that sums its
@@ -143,8 +244,10 @@ def _floor(text: str, prev_start: int, prev_end: int, overlap: Overlap) -> int:
     return max(prev_start + 1, prev_end - overlap.amount)
 
 
-def _from_offset(text: str, piece: str, offset: int | None, prev_start: int, prev_end: int) -> tuple[int, int] | None:
-    if (offset is None or offset <= prev_start or offset + len(piece) <= prev_end
+def _from_offset(text: str, piece: str, offset: int | None, floor: int, prev_end: int) -> tuple[int, int] | None:
+    """The library's offset, where the text there is the piece's, at or past the floor and ending past the previous
+    chunk (the floor is past the previous start)."""
+    if (offset is None or offset < floor or offset + len(piece) <= prev_end
             or text[offset : offset + len(piece)] != piece):
         return None
     return offset, offset + len(piece)
