@@ -24,6 +24,7 @@ from core.infra.errors import ConfigError
 from core.pipeline import ChunkRun, chunk_documents
 from core.schema.chunks import check_spans as core_check_spans
 from core.schema.documents import Document
+from core.tokens import count_tokens
 from tests.support.data import ROOT
 from tests.support.offline import OFFLINE_SITE
 from tests.support.spans import check_spans
@@ -50,6 +51,11 @@ PEER_SPECS = [
 
 #: repeated text whose chunks each have an earlier copy past the floor counted back in tokens
 REPEATED = "The. The.\n \nThe.\n \nThe. The. The. The the the the the. The.\n \nThe.\n \nThe."
+#: LangChain in characters: the first copy of its last chunk past the floor ended before the text does
+PERIODIC = "The. The the the the the. " + "\n \n".join(["abcdefghij" * 3] * 4)
+#: LangChain in tokens (30, overlap 8) gives "The the 3.5." alone, the end of its first chunk, as its second
+OVERLAP_ALONE = ("The.\n \nThe. The. The. The.\n \nThe.\nThe.\nThe the 3.5.\n \n"
+                 "The. The. The. The. The. The the the the the the the the the.")
 
 
 def peer_names() -> list[str]:
@@ -66,6 +72,8 @@ def test_every_peer_is_in_this_file():
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS | manuals())
 @example(text=REPEATED)  # LangChain in tokens: its second chunk was placed at an earlier copy, the last "The." left out
+@example(text=PERIODIC)  # the same in characters
+@example(text=OVERLAP_ALONE)  # a chunk inside the one before: left out, not unmatched
 def test_peer_chunks_are_exact_ordered_spans_within_the_cap(spec, unit, cap, overlaps, text, cached_minilm):
     doc = Document("d", "d", text)
     result = make_chunker(spec, ChunkerContext(embedder=cached_minilm)).chunk(doc)
@@ -81,8 +89,10 @@ def test_peer_chunks_are_exact_ordered_spans_within_the_cap(spec, unit, cap, ove
     if not overlaps:
         assert all(b.start >= a.end for a, b in zip(chunks, chunks[1:]))
     placement = result.trace["peer"]
-    assert placement["unmatched"] == placement["inside_previous"] == 0
-    assert placement["library_chunks"] == len(chunks)
+    assert placement["unmatched"] == 0
+    # a library that overlaps can give its overlap alone as a chunk, inside the one before: it is left out
+    assert placement["inside_previous"] == 0 or overlaps
+    assert placement["library_chunks"] == len(chunks) + placement["inside_previous"]
 
 
 def test_langchain_chunks_are_placed_where_add_start_index_is_wrong():
@@ -117,6 +127,24 @@ def test_an_overlapping_chunk_is_placed_where_the_chunks_cover_the_text():
     for overlap in (Overlap(8, "tokens"), Overlap(40), Overlap(None)):
         placed = place_chunks(REPEATED, [first, "The.\n \nThe."], overlap=overlap).placed
         assert [(p.start, p.end) for p in placed] == [(0, 59), (62, len(REPEATED))]
+
+
+def test_a_chunk_that_is_the_previous_chunks_overlap_alone_is_left_out():
+    """LangChain gives a chunk made of its overlap alone when the split after it is too long to join: the chunk's
+    text lies inside the chunk before (LangChain's own start_index is -1). It is counted inside the previous chunk,
+    not unmatched, and the chunk after it is still placed so that the chunks cover the text."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    langchain = RecursiveCharacterTextSplitter(chunk_size=30, chunk_overlap=8, length_function=count_tokens,
+                                               add_start_index=True)
+    said = [(d.metadata["start_index"], d.page_content) for d in langchain.create_documents([OVERLAP_ALONE])]
+    assert said[1] == (-1, "The the 3.5.") and said[0][1].endswith("The the 3.5.")
+    result = make_chunker("langchain-recursive:length=tokens:chunk_size=30:chunk_overlap=8").chunk(
+        Document("d", "d", OVERLAP_ALONE))
+    assert [c.text for c in result.chunks] == [said[0][1], said[2][1]]
+    check_spans(OVERLAP_ALONE, result.chunks)
+    assert result.trace["peer"] | {"library": "", "version": ""} == {
+        "library": "", "version": "", "library_chunks": 3, "unmatched": 0, "inside_previous": 1}
 
 
 def test_a_librarys_offset_before_the_floor_is_not_taken():

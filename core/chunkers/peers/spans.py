@@ -138,7 +138,10 @@ def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | N
             squeezed = squeezed or _Squeezed(text)
             found = _blind(squeezed, squeeze(piece), floor, prev_start, prev_end)
         if found is None:
-            out.unmatched += 1
+            if out.placed and squeeze(piece) in squeeze(text[prev_start:prev_end]):
+                out.inside_previous += 1  # the library gave text of the chunk before again (its overlap alone)
+            else:
+                out.unmatched += 1
             continue
         start, end = T.strip_span(text, *found)
         if start >= end:
@@ -152,10 +155,15 @@ def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | N
     return out
 
 
+#: a chunk's span, and whether it is placed there (False: left out, its text inside the previous chunk's span)
+_Step = tuple[int, int, bool]
+
+
 def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None,
                 overlap: Overlap) -> Placement | None:
     """Every chunk at an exact copy of its text, each starting past the previous start and no later than the
-    previous end (whitespace skipped), the last reaching the text's end: a depth-first search over the copies, each
+    previous end (whitespace skipped), the last reaching the text's end, or left out where its text lies inside the
+    chunk before (a library can give its overlap alone as a chunk): a depth-first search over the copies, each
     chunk's tried in the forward search's order, a copy found to lead nowhere never tried again. None: no such
     placement (or more than `_DEAD_ENDS_PER_CHUNK` copies per chunk led nowhere)."""
     kept = [i for i, piece in enumerate(pieces) if piece.strip()]
@@ -169,37 +177,38 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
     for k in range(len(room) - 2, -1, -1):
         room[k] += room[k + 1]
     room = [*room[1:], 0]  # room[k]: the non-space characters of the chunks after kept piece k
-    path: list[tuple[int, int]] = []
-    tries = [_copies(text, pieces[kept[0]], at[0], overlap, -1, 0)]  # tries[k]: the copies of kept piece k
-    dead: set[tuple[int, int]] = set()  # (k, start): kept piece k there leads nowhere
+    path: list[_Step] = []
+    tries = [_copies(text, pieces[kept[0]], at[0], overlap, -1, 0)]  # tries[k]: the steps of kept piece k
+    dead: set[tuple[int, _Step]] = set()  # kept piece k at that step leads nowhere
     while tries:
         k = len(path)
-        span = next(tries[-1], None)
-        if span is None:  # every copy of piece k led nowhere: so does the copy of piece k - 1 before it
+        step = next(tries[-1], None)
+        if step is None:  # every step of piece k led nowhere: so does the step of piece k - 1 before it
             tries.pop()
             if path:
-                dead.add((k - 1, path.pop()[0]))
+                dead.add((k - 1, path.pop()))
                 if len(dead) > _DEAD_ENDS_PER_CHUNK * len(kept):
                     return None
             continue
-        if (k, span[0]) in dead or len(doc.at) - doc.index(span[1]) > room[k]:
+        if (k, step) in dead or len(doc.at) - doc.index(step[1]) > room[k]:
             continue
-        path.append(span)
+        path.append(step)
         if k + 1 < len(kept):
-            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, *span))
-        elif span[1] >= text_end:
-            return Placement([Placed(s, e, match_of(pieces[i], text[s:e])) for i, (s, e) in zip(kept, path)],
-                             len(kept))
+            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, step[0], step[1]))
+        elif step[1] >= text_end:
+            placed = [Placed(s, e, match_of(pieces[i], text[s:e])) for i, (s, e, new) in zip(kept, path) if new]
+            return Placement(placed, len(kept), inside_previous=len(kept) - len(placed))
         else:
-            dead.add((k, path.pop()[0]))
+            dead.add((k, path.pop()))
     return None
 
 
 def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, prev_start: int,
-            prev_end: int) -> Iterator[tuple[int, int]]:
+            prev_end: int) -> Iterator[_Step]:
     """The trimmed spans of `piece` that keep the chunks contiguous after the previous chunk's: the library's
     offset, then the piece's copies from the floor, then from just past the previous start; then the same for the
-    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first."""
+    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first. Last, where the
+    piece lies inside the previous chunk, the previous span, the piece left out."""
     floor = _floor(text, prev_start, prev_end, overlap)
     limit = prev_end
     while limit < len(text) and text[limit].isspace():
@@ -218,7 +227,9 @@ def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, prev_st
     for start, end in trimmed:
         if prev_start < start <= limit and end > prev_end and start not in seen:
             seen.add(start)
-            yield start, end
+            yield start, end, True
+    if prev_start >= 0 and piece.strip() in text[prev_start:prev_end]:
+        yield prev_start, prev_end, False
 
 
 def _find_all(text: str, wanted: str, start_at: int, end_by: int) -> Iterator[int]:
