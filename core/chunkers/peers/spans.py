@@ -115,9 +115,10 @@ def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None]
     `offsets`: the library's own start of each piece, checked before use. `overlap`: how much a chunk may share
     with the one before."""
     if overlap.amount != 0:
-        found = _contiguous(text, pieces, offsets, overlap)
-        if found is not None:
-            return found
+        for leave_out in (False, True):  # a chunk is left out only where no placement keeps them all
+            found = _contiguous(text, pieces, offsets, overlap, leave_out)
+            if found is not None:
+                return found
     return _forward(text, pieces, offsets, overlap)
 
 
@@ -159,15 +160,15 @@ def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | N
 _Step = tuple[int, int, bool]
 
 
-def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None,
-                overlap: Overlap) -> Placement | None:
+def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None, overlap: Overlap,
+                leave_out: bool) -> Placement | None:
     """Every chunk at an exact copy of its text, each starting past the previous start and no later than the
-    previous end (whitespace skipped), the last reaching the text's end, or left out where its text lies inside the
-    chunk before (a library can give its overlap alone as a chunk): a depth-first search over the copies, each
-    chunk's tried in the forward search's order, a copy found to lead nowhere never tried again. None: no such
-    placement (or more than `_DEAD_ENDS_PER_CHUNK` copies per chunk led nowhere)."""
+    previous end (whitespace skipped), the last reaching the text's end; with `leave_out`, a chunk whose text lies
+    inside the chunk before may be left out (a library can give its overlap alone as a chunk). A depth-first search
+    over the copies, each chunk's tried in the forward search's order, a copy found to lead nowhere never tried
+    again. None: no such placement (or more than `_DEAD_ENDS_PER_CHUNK` copies per chunk led nowhere)."""
     kept = [i for i, piece in enumerate(pieces) if piece.strip()]
-    if not kept or any(pieces[i].strip() not in text for i in kept):
+    if not kept:
         return None
     at = [offsets[i] if offsets is not None else None for i in kept]
     text_end = len(text.rstrip())
@@ -178,7 +179,7 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
         room[k] += room[k + 1]
     room = [*room[1:], 0]  # room[k]: the non-space characters of the chunks after kept piece k
     path: list[_Step] = []
-    tries = [_copies(text, pieces[kept[0]], at[0], overlap, -1, 0)]  # tries[k]: the steps of kept piece k
+    tries = [_copies(text, pieces[kept[0]], at[0], overlap, (-1, 0), leave_out)]  # tries[k]: kept piece k's steps
     dead: set[tuple[int, _Step]] = set()  # kept piece k at that step leads nowhere
     while tries:
         k = len(path)
@@ -194,7 +195,7 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
             continue
         path.append(step)
         if k + 1 < len(kept):
-            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, step[0], step[1]))
+            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, step[:2], leave_out))
         elif step[1] >= text_end:
             placed = [Placed(s, e, match_of(pieces[i], text[s:e])) for i, (s, e, new) in zip(kept, path) if new]
             return Placement(placed, len(kept), inside_previous=len(kept) - len(placed))
@@ -203,12 +204,13 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
     return None
 
 
-def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, prev_start: int,
-            prev_end: int) -> Iterator[_Step]:
-    """The trimmed spans of `piece` that keep the chunks contiguous after the previous chunk's: the library's
+def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, previous: tuple[int, int],
+            leave_out: bool) -> Iterator[_Step]:
+    """The trimmed spans of `piece` that keep the chunks contiguous after the `previous` chunk's span: the library's
     offset, then the piece's copies from the floor, then from just past the previous start; then the same for the
-    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first. Last, where the
-    piece lies inside the previous chunk, the previous span, the piece left out."""
+    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first. Last, with
+    `leave_out`, where the piece lies inside the previous chunk: the previous span, the piece left out."""
+    prev_start, prev_end = previous
     floor = _floor(text, prev_start, prev_end, overlap)
     limit = prev_end
     while limit < len(text) and text[limit].isspace():
@@ -228,7 +230,7 @@ def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, prev_st
         if prev_start < start <= limit and end > prev_end and start not in seen:
             seen.add(start)
             yield start, end, True
-    if prev_start >= 0 and piece.strip() in text[prev_start:prev_end]:
+    if leave_out and prev_start >= 0 and piece.strip() in text[prev_start:prev_end]:
         yield prev_start, prev_end, False
 
 
