@@ -56,6 +56,9 @@ PERIODIC = "The. The the the the the. " + "\n \n".join(["abcdefghij" * 3] * 4)
 #: LangChain in tokens (30, overlap 8) gives "The the 3.5." alone, the end of its first chunk, as its second
 OVERLAP_ALONE = ("The.\n \nThe. The. The. The.\n \nThe.\nThe.\nThe the 3.5.\n \n"
                  "The. The. The. The. The. The the the the the the the the the.")
+#: ... and gives "The." alone, then the chunk that starts with it (its overlap), the split after it too long to join
+OVERLAP_FIRST = ("The the the the the.\n\nThe.\n \nThe the the the the. The the the the the.  "
+                 "abcdefghijabcdefghijabcdefghij  The.\n \nThe.")
 
 
 def peer_names() -> list[str]:
@@ -74,6 +77,7 @@ def test_every_peer_is_in_this_file():
 @example(text=REPEATED)  # LangChain in tokens: its second chunk was placed at an earlier copy, the last "The." left out
 @example(text=PERIODIC)  # the same in characters
 @example(text=OVERLAP_ALONE)  # a chunk inside the one before: left out, not unmatched
+@example(text=OVERLAP_FIRST)  # a chunk inside the one after: left out, not unmatched
 def test_peer_chunks_are_exact_ordered_spans_within_the_cap(spec, unit, cap, overlaps, text, cached_minilm):
     doc = Document("d", "d", text)
     result = make_chunker(spec, ChunkerContext(embedder=cached_minilm)).chunk(doc)
@@ -129,10 +133,11 @@ def test_an_overlapping_chunk_is_placed_where_the_chunks_cover_the_text():
         assert [(p.start, p.end) for p in placed] == [(0, 59), (62, len(REPEATED))]
 
 
-def test_a_chunk_that_is_the_previous_chunks_overlap_alone_is_left_out():
+def test_a_chunk_that_is_a_neighbours_overlap_alone_is_left_out():
     """LangChain gives a chunk made of its overlap alone when the split after it is too long to join: the chunk's
-    text lies inside the chunk before (LangChain's own start_index is -1). It is counted inside the previous chunk,
-    not unmatched, and the chunk after it is still placed so that the chunks cover the text."""
+    text lies inside the chunk before (LangChain's own start_index is -1), or begins the chunk after. It is left out
+    and counted in `inside_previous`, not unmatched, and the other chunks are still placed so that they cover the
+    text."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     langchain = RecursiveCharacterTextSplitter(chunk_size=30, chunk_overlap=8, length_function=count_tokens,
@@ -145,6 +150,14 @@ def test_a_chunk_that_is_the_previous_chunks_overlap_alone_is_left_out():
     check_spans(OVERLAP_ALONE, result.chunks)
     assert result.trace["peer"] | {"library": "", "version": ""} == {
         "library": "", "version": "", "library_chunks": 3, "unmatched": 0, "inside_previous": 1}
+    # the overlap alone, then the chunk that starts with it: the first left out, the second placed where it starts
+    said = [d.page_content for d in langchain.create_documents([OVERLAP_FIRST])]
+    assert said[1] == "The." and said[2].startswith("The.\n \nThe the")
+    result = make_chunker("langchain-recursive:length=tokens:chunk_size=30:chunk_overlap=8").chunk(
+        Document("d", "d", OVERLAP_FIRST))
+    assert [c.text for c in result.chunks] == [said[0], said[2], said[3]]
+    check_spans(OVERLAP_FIRST, result.chunks)
+    assert (result.trace["peer"]["unmatched"], result.trace["peer"]["inside_previous"]) == (0, 1)
 
 
 def test_a_librarys_offset_before_the_floor_is_not_taken():

@@ -64,7 +64,7 @@ class Placement:
     placed: list[Placed]
     library_chunks: int  # the library's chunks that held any non-space character
     unmatched: int = 0  # found nowhere in the document
-    inside_previous: int = 0  # found, but inside the chunk before (a repeat of its text): left out
+    inside_previous: int = 0  # found, but inside the chunk before (or after: a library's overlap alone): left out
 
 
 def squeeze(text: str) -> str:
@@ -156,7 +156,7 @@ def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | N
     return out
 
 
-#: a chunk's span, and whether it is placed there (False: left out, its text inside the previous chunk's span)
+#: a chunk's span, and whether it is placed there (False: left out, its text inside the chunk before or after)
 _Step = tuple[int, int, bool]
 
 
@@ -164,7 +164,8 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
                 leave_out: bool) -> Placement | None:
     """Every chunk at an exact copy of its text, each starting past the previous start and no later than the
     previous end (whitespace skipped), the last reaching the text's end; with `leave_out`, a chunk whose text lies
-    inside the chunk before may be left out (a library can give its overlap alone as a chunk). A depth-first search
+    inside the chunk before, or is part of the next one's, may be left out (a library can give its overlap alone as
+    a chunk, before or after the chunk that holds it). A depth-first search
     over the copies, each chunk's tried in the forward search's order, a copy found to lead nowhere never tried
     again. None: no such placement (or more than `_DEAD_ENDS_PER_CHUNK` copies per chunk led nowhere)."""
     kept = [i for i, piece in enumerate(pieces) if piece.strip()]
@@ -179,7 +180,8 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
         room[k] += room[k + 1]
     room = [*room[1:], 0]  # room[k]: the non-space characters of the chunks after kept piece k
     path: list[_Step] = []
-    tries = [_copies(text, pieces[kept[0]], at[0], overlap, (-1, 0), leave_out)]  # tries[k]: kept piece k's steps
+    following = [*(pieces[i].strip() for i in kept[1:]), ""]  # each kept piece's next one
+    tries = [_copies(text, pieces[kept[0]], at[0], overlap, (-1, 0), following[0] if leave_out else None)]
     dead: set[tuple[int, _Step]] = set()  # kept piece k at that step leads nowhere
     while tries:
         k = len(path)
@@ -195,7 +197,8 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
             continue
         path.append(step)
         if k + 1 < len(kept):
-            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, step[:2], leave_out))
+            tries.append(_copies(text, pieces[kept[k + 1]], at[k + 1], overlap, step[:2],
+                                 following[k + 1] if leave_out else None))
         elif step[1] >= text_end:
             placed = [Placed(s, e, match_of(pieces[i], text[s:e])) for i, (s, e, new) in zip(kept, path) if new]
             return Placement(placed, len(kept), inside_previous=len(kept) - len(placed))
@@ -205,11 +208,12 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
 
 
 def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, previous: tuple[int, int],
-            leave_out: bool) -> Iterator[_Step]:
+            following: str | None) -> Iterator[_Step]:
     """The trimmed spans of `piece` that keep the chunks contiguous after the `previous` chunk's span: the library's
     offset, then the piece's copies from the floor, then from just past the previous start; then the same for the
-    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first. Last, with
-    `leave_out`, where the piece lies inside the previous chunk: the previous span, the piece left out."""
+    piece stripped of whitespace. With `overlap.least`, after the offset, the latest copy first. Last, given the
+    next piece's text (`following`, None: no piece is left out), where the piece lies inside the previous chunk or
+    that text: the previous span, the piece left out."""
     prev_start, prev_end = previous
     floor = _floor(text, prev_start, prev_end, overlap)
     limit = prev_end
@@ -230,7 +234,8 @@ def _copies(text: str, piece: str, offset: int | None, overlap: Overlap, previou
         if prev_start < start <= limit and end > prev_end and start not in seen:
             seen.add(start)
             yield start, end, True
-    if leave_out and prev_start >= 0 and piece.strip() in text[prev_start:prev_end]:
+    core = piece.strip()
+    if following is not None and ((prev_start >= 0 and core in text[prev_start:prev_end]) or core in following):
         yield prev_start, prev_end, False
 
 
