@@ -133,6 +133,23 @@ def test_an_overlapping_chunk_is_placed_where_the_chunks_cover_the_text():
         assert [(p.start, p.end) for p in placed] == [(0, 59), (62, len(REPEATED))]
 
 
+def test_the_search_for_contiguous_chunks_is_bounded(monkeypatch):
+    """Backing up is bounded (64 copies per chunk that lead nowhere): past it, each chunk is placed by the forward
+    search alone, as it was before chunks were kept contiguous. SentenceSplitter's chunks of periodic text, each
+    text found every 10 characters, tried from the floor (not the least overlap first): the first copies tried
+    share too much, and some lead nowhere before a run that covers the text is found."""
+    from core.chunkers.peers import spans
+
+    periodic = "abcdefghij" * 150
+    pieces, _ = make_chunker("llamaindex-sentence:chunk_size=40:chunk_overlap=8").split(Document("d", "d", periodic))
+    assert len(pieces) == 47
+    placed = place_chunks(periodic, pieces, overlap=Overlap(8, "tokens")).placed
+    assert len(placed) == 47 and placed[-1].end == len(periodic)
+    monkeypatch.setattr(spans, "_DEAD_ENDS_PER_CHUNK", 0)
+    placed = place_chunks(periodic, pieces, overlap=Overlap(8, "tokens")).placed
+    assert placed[-1].end < len(periodic)  # the forward search's placement: the end covered by no chunk
+
+
 def test_a_chunk_that_is_a_neighbours_overlap_alone_is_left_out():
     """LangChain gives a chunk made of its overlap alone when the split after it is too long to join: the chunk's
     text lies inside the chunk before (LangChain's own start_index is -1), or begins the chunk after. It is left out

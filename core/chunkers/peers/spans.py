@@ -203,7 +203,7 @@ def _contiguous(text: str, pieces: Sequence[str], offsets: Sequence[int | None] 
             placed = [Placed(s, e, match_of(pieces[i], text[s:e])) for i, (s, e, new) in zip(kept, path) if new]
             return Placement(placed, len(kept), inside_previous=len(kept) - len(placed))
         else:
-            dead.add((k, path.pop()))
+            tries.append(iter(()))  # the last chunk short of the text's end: it leads nowhere
     return None
 
 
