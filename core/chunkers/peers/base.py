@@ -9,7 +9,7 @@ first chunked, never at registration: the app lists every chunker without loadin
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import metadata
 from typing import Any, ClassVar
@@ -20,7 +20,7 @@ from core.schema.chunks import Chunking
 from core.schema.documents import Document
 from core.tokens import count_tokens
 
-from .spans import NO_OVERLAP, PEER_TEXT, Overlap, place_chunks
+from .spans import NO_OVERLAP, PEER_TEXT, Offset, Overlap, place_chunks
 
 #: the values of a peer's `length` parameter: what its sizes count
 LENGTHS = ("chars", "tokens")
@@ -48,10 +48,15 @@ class PeerChunker(Chunker):
     library dropped text (`dropped_chars_share` in a bench report says how much)."""
 
     library: ClassVar[str]
+    #: the placement's version, for every peer (docs/CHANGELOG.md): v2 keeps an overlapping library's chunks
+    #: contiguous to the text's end and places Docling's chunks at their items' starts, so a chunk run cached
+    #: under v1's placement is never taken for this one's
+    version: ClassVar[int] = 2
 
     @abstractmethod
-    def split(self, doc: Document) -> tuple[list[str], list[int | None] | None]:
-        """The library's chunk texts of `doc`, and each one's start offset as the library gives it (or None)."""
+    def split(self, doc: Document) -> tuple[list[str], Sequence[Offset] | None]:
+        """The library's chunk texts of `doc`, and each one's start offset as the library gives it (or None; a
+        (start, end) range for a chunk built from source items its text does not join as they stand)."""
 
     def overlap_bound(self) -> Overlap:
         """The most a chunk may share with the one before (none, unless the library's parameters ask for it)."""

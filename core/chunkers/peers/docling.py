@@ -16,6 +16,7 @@ fences and a table as "row, column = value" triples: such chunks differ from the
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -26,7 +27,8 @@ from core.schema.documents import Document
 
 from ..snippets import library_snippet
 from .base import PeerChunker
-from .docling_document import docling_document
+from .docling_document import read_into_docling
+from .spans import Offset
 
 #: the bundled MiniLM as Hugging Face names it: HybridChunker's default tokenizer, named in the snippet
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -55,6 +57,32 @@ def minilm_tokenizer(max_tokens: int) -> Any:
     return HuggingFaceTokenizer(tokenizer=tokenizer, max_tokens=max_tokens)
 
 
+def texts_and_starts(chunker: Any, doc: Document) -> tuple[list[str], list[Offset]]:
+    """Docling's chunk texts of `doc`, each with where its items lie: the start of a chunk of one item, the range
+    from the first item's start to the last one's end for a chunk of several. A chunk's words may also stand
+    earlier, in a heading no chunk holds ("Table of contents" in the title line above the table of contents),
+    where a search by text alone would put it; and a heading longer than HybridChunker's `max_tokens` is left out
+    of the headings, so the items on both sides of it are merged into one chunk whose text skips it: that chunk's
+    span is its items' range, the heading inside, and it counts as altered."""
+    dl, ranges = read_into_docling(doc)
+    chunks = list(chunker.chunk(dl_doc=dl))
+    chunks_of = Counter(item.self_ref for c in chunks for item in c.meta.doc_items)
+    return [c.text for c in chunks], [_where(c, ranges, chunks_of) for c in chunks]
+
+
+def _where(chunk: Any, ranges: dict[str, tuple[int, int]], chunks_of: Counter[str]) -> Offset:
+    """The chunk's source start or range (None where an item it holds is split between chunks: HybridChunker
+    cuts a long item into pieces and may merge a piece with its neighbour, so the item's range is not the chunk's)."""
+    refs = [item.self_ref for item in chunk.meta.doc_items]
+    if not refs or any(ref not in ranges for ref in refs):
+        return None
+    if len(refs) == 1:  # checked against the text: a later piece of a split item is not found there, and searched
+        return ranges[refs[0]][0]
+    if any(chunks_of[ref] > 1 for ref in refs):
+        return ranges[refs[0]][0] if chunks_of[refs[0]] == 1 else None
+    return ranges[refs[0]][0], ranges[refs[-1]][1]
+
+
 @register
 @dataclass
 class DoclingHierarchical(MetadataPrefix, TitleRouting, PeerChunker):
@@ -64,10 +92,10 @@ class DoclingHierarchical(MetadataPrefix, TitleRouting, PeerChunker):
     name = "docling-hierarchical"
     library = "docling-core"
 
-    def split(self, doc: Document) -> tuple[list[str], None]:
+    def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
         from docling_core.transforms.chunker import HierarchicalChunker
 
-        return [c.text for c in HierarchicalChunker().chunk(dl_doc=docling_document(doc))], None
+        return texts_and_starts(HierarchicalChunker(), doc)
 
     def snippet(self) -> str:
         """HierarchicalChunker at its defaults, on Docling's own reading of the document."""
@@ -91,11 +119,11 @@ class DoclingHybrid(MetadataPrefix, TitleRouting, PeerChunker):
         check_range(self.name, "max_tokens", self.max_tokens, MIN_PIECES, MAX_PIECES, "word pieces",
                     "smaller makes a chunk of every few words, each embedded" if self.max_tokens < MIN_PIECES else "")
 
-    def split(self, doc: Document) -> tuple[list[str], None]:
+    def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
         from docling_core.transforms.chunker import HybridChunker
 
         chunker = HybridChunker(tokenizer=minilm_tokenizer(self.max_tokens), merge_peers=self.merge_peers)
-        return [c.text for c in chunker.chunk(dl_doc=docling_document(doc))], None
+        return texts_and_starts(chunker, doc)
 
     def snippet(self) -> str:
         """HybridChunker on MiniLM's tokenizer, with this size and merge setting."""

@@ -15,8 +15,9 @@ block at a time, with docling-core's own API (`add_heading`, `add_text`, `add_li
   provenance); ChunkLens's reading keeps no box, so the provenance box is empty (0, 0, 0, 0).
 - Plain text: one text item per paragraph (blank lines).
 
-Every block keeps its source range in the document (`Block.start`, `Block.end`), used for its page; the chunks
-themselves are placed from the texts Docling returns (`core.chunkers.peers.spans`).
+Every block keeps its source range in the document (`Block.start`, `Block.end`), used for its page and as the
+offset of a chunk that begins with its item; the chunks are placed from the texts Docling returns, each offset
+checked against the text (`core.chunkers.peers.spans`).
 """
 
 from __future__ import annotations
@@ -223,6 +224,13 @@ def pdf_blocks(doc: Document) -> list[Block]:
 
 def docling_document(doc: Document) -> DoclingDocument:
     """The Docling document of `doc`'s blocks, with each item's page for a PDF."""
+    return read_into_docling(doc)[0]
+
+
+def read_into_docling(doc: Document) -> tuple[DoclingDocument, dict[str, tuple[int, int]]]:
+    """The Docling document of `doc`'s blocks, and each item's source range by its reference (`#/texts/3`): where
+    a chunk made of those items lies (a chunk's words can stand earlier in the document too, in a heading no chunk
+    holds)."""
     from docling_core.types.doc import DoclingDocument, Size
 
     dl = DoclingDocument(name=doc.doc_id or "document")
@@ -231,28 +239,30 @@ def docling_document(doc: Document) -> DoclingDocument:
         dl.add_page(page_no=page, size=Size())  # ChunkLens's reading keeps no page size
     lists: list[Any] = []  # the open list groups, innermost last
     last_item: Any = None  # the last list item added (a nested list's parent)
+    ranges: dict[str, tuple[int, int]] = {}
     for block in blocks_of(doc):
         prov = _provenance(doc, block) if pages else None
         if block.kind != "list_item":
             lists, last_item = [], None
         if block.kind == "heading":
-            dl.add_heading(block.text, level=block.level, prov=prov)
+            item = dl.add_heading(block.text, level=block.level, prov=prov)
         elif block.kind == "text":
             from docling_core.types.doc import DocItemLabel
 
-            dl.add_text(DocItemLabel.TEXT, block.text, prov=prov)
+            item = dl.add_text(DocItemLabel.TEXT, block.text, prov=prov)
         elif block.kind == "code":
-            dl.add_code(block.text, prov=prov)
+            item = dl.add_code(block.text, prov=prov)
         elif block.kind == "table":
-            dl.add_table(_table_data(block.rows), prov=prov)
+            item = dl.add_table(_table_data(block.rows), prov=prov)
         else:
             del lists[block.level + 1:]
             if block.opens_list or len(lists) <= block.level:
                 del lists[block.level:]
                 parent = last_item if block.level and last_item is not None else None
                 lists.append(dl.add_list_group(parent=parent))
-            last_item = dl.add_list_item(block.text, enumerated=block.enumerated, parent=lists[-1], prov=prov)
-    return dl
+            item = last_item = dl.add_list_item(block.text, enumerated=block.enumerated, parent=lists[-1], prov=prov)
+        ranges[item.self_ref] = (block.start, block.end)
+    return dl, ranges
 
 
 def _provenance(doc: Document, block: Block) -> Any:

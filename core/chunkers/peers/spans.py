@@ -109,11 +109,21 @@ class Overlap:
 NO_OVERLAP = Overlap()
 
 
-def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None = None,
+#: where a library says a chunk lies: its start, or (start, end) for a chunk the library built from several source
+#: items that its text does not join as they stand (Docling merges the items on both sides of a heading it leaves out)
+Offset = int | tuple[int, int] | None
+
+
+def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[Offset] | None = None,
                  overlap: Overlap = NO_OVERLAP) -> Placement:
     """Exact spans of `text` for a library's chunk texts `pieces`, in order (see the module's docstring).
-    `offsets`: the library's own start of each piece, checked before use. `overlap`: how much a chunk may share
-    with the one before."""
+    `offsets`: the library's own start of each piece, checked before use; a (start, end) range is the piece's span
+    where its text is not found at the start (its span is then the source range, and the piece counts as altered).
+    `overlap`: how much a chunk may share with the one before."""
+    ranges = [o if isinstance(o, tuple) else None for o in offsets] if offsets is not None else None
+    offsets = [o[0] if isinstance(o, tuple) else o for o in offsets] if offsets is not None else None
+    if ranges is not None and any(ranges):
+        return _forward(text, pieces, offsets, overlap, ranges)
     if overlap.amount != 0:
         for leave_out in (False, True):  # a chunk is left out only where no placement keeps them all
             found = _contiguous(text, pieces, offsets, overlap, leave_out)
@@ -122,8 +132,10 @@ def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[int | None]
     return _forward(text, pieces, offsets, overlap)
 
 
-def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None, overlap: Overlap) -> Placement:
-    """Each chunk placed by the search of the module's docstring, from where the chunk before was placed."""
+def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None, overlap: Overlap,
+             ranges: Sequence[tuple[int, int] | None] | None = None) -> Placement:
+    """Each chunk placed by the search of the module's docstring, from where the chunk before was placed; a chunk
+    with a source range (`ranges`) not found at its start is placed on that range, when it lies past the floor."""
     out = Placement([], 0)
     squeezed: _Squeezed | None = None
     prev_start, prev_end = -1, 0
@@ -133,6 +145,9 @@ def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | N
         out.library_chunks += 1
         floor = _floor(text, prev_start, prev_end, overlap)
         found = _from_offset(text, piece, offsets[i] if offsets is not None else None, floor, prev_end)
+        source = ranges[i] if ranges is not None else None
+        if found is None and source is not None and source[0] >= floor and source[1] > prev_end:
+            found = source
         if found is None:
             found = _exact(text, piece, floor, prev_start, prev_end)
         if found is None:
