@@ -41,8 +41,11 @@ def first_manuals(folder, n: int = int(BENCH_DOCS)):
 
 
 def offline_cli(*args: str, workspace) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(workspace), "HF_HUB_OFFLINE": "1",
-           "PYTHONPATH": f"{OFFLINE_SITE}{os.pathsep}{ROOT}"}
+    """The CLI with the network unreachable and Hugging Face's offline switches off, over an empty Hugging Face
+    cache: a library that reached for the hub (Docling's tokenizer, Chonkie's, LlamaIndex's NLTK data) would fail."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update({"CHUNKLENS_WORKSPACE": str(workspace), "HF_HOME": str(workspace.parent / "hf"),
+                "PYTHONPATH": f"{OFFLINE_SITE}{os.pathsep}{ROOT}"})
     return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=900)
 

@@ -288,23 +288,3 @@ def test_both_run_with_the_network_unreachable_and_hf_hub_offline_unset(tmp_path
     assert shown["ours"] == []  # nothing tried: the tokenizer is the bundled MiniLM's, read from its folder
     assert all(n > 0 for counts in shown["chunks"].values() for n in counts)
     assert shown["default"] != "loaded" and shown["refused"]  # the default fetches, and the guard refused it
-
-
-def test_core_export_gives_each_docling_chunk_exactly_its_span_offline(tmp_path):
-    from core.ingest.datasets import load_dataset
-
-    sample, out = ROOT / "sample_data" / "qa", tmp_path / "chunks.jsonl"
-    specs = ["docling-hierarchical", "docling-hybrid"]
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    env.update({"PYTHONPATH": f"{OFFLINE_SITE}{os.pathsep}{ROOT}", "HF_HOME": str(tmp_path / "hf"),
-                "CHUNKLENS_WORKSPACE": str(tmp_path / "ws")})
-    proc = subprocess.run([sys.executable, "-m", "core", "export", "--data", str(sample), "--chunkers",
-                           ",".join(specs), "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    texts = {d.doc_id: d.text for d in load_dataset(sample).documents}
-    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert {line["metadata"]["chunker"] for line in lines} == set(specs)
-    for line in lines:
-        m = line["metadata"]
-        assert line["page_content"] == texts[m["doc_id"]][m["start"]:m["end"]]
