@@ -70,7 +70,9 @@ if [ "$TEST" = 1 ]; then
 fi
 
 if [ "$BENCH" = 1 ]; then
-  install_once requirements-bench.txt -c requirements.txt
+  # requirements.txt's pins hold the extras too; pip takes no extras in a constraint (docling-core[chunking])
+  sed -E 's/^([A-Za-z0-9_.-]+)\[[^]]*\]/\1/' requirements.txt > .venv/constraints.txt
+  install_once requirements-bench.txt -c .venv/constraints.txt
 fi
 if [ "$TEST" = 1 ] && [ -f requirements-server.txt ]; then
   wait_for "$LLAMA_PID" "building llama-cpp-python" .venv/setup-logs/llama.log
