@@ -45,6 +45,8 @@ DEFAULT_SPECS = ["naive-500t", "recursive", "paragraph", "sentence", "cosine", "
 # retrieval variants (title routing, the metadata baseline beside CHOP's filter)
 MORE_SPECS = ["mg", "lg", "lgmgc", "lumber", "chop:retrieval=boost", "chop:prefix=after", "naive-500t:retrieval=route"]
 Progress = Callable[[str, int, int], None]
+#: called with a spec and its result as soon as that spec is done (`run_chunkers`' `on_result`)
+OnResult = Callable[[str, "ChunkerResult"], None]
 #: the most chunkers one run of a shared server's visitor may ask for. Each is a chunk run, a collection and its
 #: embeddings kept in the workspace: 40 specs made 40 collections. The default comparison is 8 and every offered
 #: chunker 15, so 12 leaves room for a few variants; more go in a second run.
@@ -155,7 +157,7 @@ def run_summaries(services: Services, results: Mapping[str, ChunkerResult],
 
 def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
                  progress: Progress | None = None, cached_only: bool = False,
-                 max_specs: int | None = None) -> dict[str, ChunkerResult]:
+                 max_specs: int | None = None, on_result: OnResult | None = None) -> dict[str, ChunkerResult]:
     """Chunk and index the corpus with every spec; a failing chunker is reported, the others still run. With
     `cached_only`, a spec whose chunk run the workspace does not hold is left out rather than chunked. More specs
     than `max_specs` is a ConfigError before any work (`check_spec_count`).
@@ -168,7 +170,10 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
     and between the embedder's batches while it is indexed: the app's Stop or rerun arrives as an exception inside
     `progress`, so a long spec can be stopped while it runs. When the run ends early that way (or by any exception),
     the chunking under way on the worker thread stops at its next check (between documents, and inside one at the
-    chunker's own checks: `core.infra.stopping`) and caches nothing; what finished before is kept."""
+    chunker's own checks: `core.infra.stopping`) and caches nothing; what finished before is kept.
+
+    `on_result(spec, result)` is called from the calling thread with each spec's result, a failed one included,
+    as soon as that spec is done and before the next one is indexed: a page shows it while the rest still run."""
     check_spec_count(specs, max_specs)
     results: dict[str, ChunkerResult] = {}
     ahead = ThreadPoolExecutor(1, thread_name_prefix="chunk-ahead")
@@ -182,22 +187,11 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
             chunked = _waited(pending[i], beat)
             if i + 1 < len(specs):
                 pending.append(_ahead(ahead, services, corpus, specs[i + 1], cached_only, stop.is_set))
-            if chunked.error is not None:
-                results[spec] = ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
+            if chunked.error is None and chunked.run is None:  # cached_only, and not in the workspace
                 continue
-            if chunked.run is None:  # cached_only, and not in the workspace
-                continue
-            started = time.perf_counter()
-            try:
-                indexed = index_run(chunked.run, corpus.documents, services.embedder, services.store, beat,
-                                    lexical=services.lexical)
-            except ChunkLensError as exc:
-                results[spec] = ChunkerResult(spec, error=str(exc),
-                                              seconds=chunked.seconds + time.perf_counter() - started)
-                continue
-            results[spec] = ChunkerResult(spec, chunked.run, indexed, titles=document_titles(corpus.documents),
-                                          seconds=chunked.seconds + time.perf_counter() - started,
-                                          llm_calls=chunked.llm_calls)
+            results[spec] = _indexed(services, corpus, spec, chunked, beat)
+            if on_result:
+                on_result(spec, results[spec])
     finally:  # a stopped run (an exception, the app's Stop or rerun): the chunking under way stops at its next check
         stop.set()
         ahead.shutdown(wait=False, cancel_futures=True)
@@ -208,6 +202,21 @@ def run_chunkers(services: Services, corpus: Corpus, specs: Sequence[str],
 
 #: seconds between two calls of `progress` while the calling thread waits for a spec's chunking
 HEARTBEAT = 0.25
+
+
+def _indexed(services: Services, corpus: Corpus, spec: str, chunked: _Chunked,
+             beat: Callable[..., None] | None) -> ChunkerResult:
+    """One spec's result from its chunking: its chunk run indexed, or the chunking's or the indexing's error."""
+    if chunked.error is not None or chunked.run is None:
+        return ChunkerResult(spec, error=chunked.error, seconds=chunked.seconds)
+    started = time.perf_counter()
+    try:
+        indexed = index_run(chunked.run, corpus.documents, services.embedder, services.store, beat,
+                            lexical=services.lexical)
+    except ChunkLensError as exc:
+        return ChunkerResult(spec, error=str(exc), seconds=chunked.seconds + time.perf_counter() - started)
+    return ChunkerResult(spec, chunked.run, indexed, titles=document_titles(corpus.documents),
+                         seconds=chunked.seconds + time.perf_counter() - started, llm_calls=chunked.llm_calls)
 
 
 def _beat(progress: Progress, spec: str, i: int, total: int) -> Callable[..., None]:
