@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.evaluation.agreement import agreement_table
+from core.evaluation.embedder_choice import study_table
 from core.evaluation.published import load_published, per_corpus_lines, published_table
 from core.evaluation.verdicts import better_first, gain
 from core.infra.errors import ChunkLensError
@@ -194,6 +195,8 @@ def render_results(folder: Path) -> str:
         if s.get("kind") == "agreement":  # a bench/agreement.py study: two sets' chunker rankings compared
             out += [agreement_table(loads_checked((Path(folder) / s["report"]).read_bytes())), ""]
             s = {k: v for k, v in s.items() if k != "report"}
+        if s.get("kind") == "embedder_choice":  # bench/embedder_choice.py: two embedders, paired per question
+            out += [study_table(loads_checked((Path(folder) / s["study"]).read_bytes())), ""]
         if s.get("kind") == "published":  # a paper's published rows beside this report's (core.evaluation.published)
             out += [published_table(load_reports(Path(folder) / s["report"])[0],
                                     load_published(Path(folder) / s["published"]), max(s["k"])), ""]
