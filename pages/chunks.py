@@ -7,13 +7,14 @@ import streamlit as st
 
 from components import charts, code_snippets, page_view, state, traces
 from components.html import chunk_spans_html, md_escape
-from components.progress import progress_status
+from components.live_results import live_status
 from core.chunkers.registry import available
 from core.infra.errors import ChunkLensError
 from core.outputs.export import records, to_csv, to_jsonl
 from core.outputs.report_pages import app_settings, chunking_report_html
 from core.schema.chunks import shown_notes
 from core.workbench import DEFAULT_SPECS, MORE_SPECS, run_chunkers, run_summaries, unread_parts
+from core.workbench.live import RunSoFar, gold_spans
 
 state.through_app()
 st.header("Chunk & compare")
@@ -33,14 +34,23 @@ extra = st.text_input("More chunkers with parameters (comma separated)", "",
 specs = list(dict.fromkeys(chosen + [s.strip() for s in extra.split(",") if s.strip()]))
 st.session_state["specs"] = specs
 
+doc_ids = [d.doc_id for d in corpus.documents]
+picked = st.session_state.get("chunks-doc")
+doc_id = picked if picked in doc_ids else doc_ids[0]  # the Document picked below, which the run's timeline shows
+doc = next(d for d in corpus.documents if d.doc_id == doc_id)
+gold = gold_spans(corpus.questions, doc_id)
+
 if st.button("Run chunkers", type="primary", disabled=not specs):
-    with progress_status("Chunking and indexing…", lambda name, done, total: f"{name} ({done}/{total})") as (
-            status, progress):
+    with live_status("Chunking and indexing…", RunSoFar(services, specs, corpus.documents), doc, gold) as (
+            status, live):
         try:
-            results = run_chunkers(services, corpus, specs, progress, max_specs=state.max_specs())
+            results = run_chunkers(services, corpus, specs, live.progress, max_specs=state.max_specs(),
+                                   on_result=live.add)
         except ChunkLensError as exc:
+            live.clear()
             status.update(label=md_escape(str(exc)), state="error")
             st.stop()
+        live.clear()
         state.store_runs(corpus, results)
         failed = [r for r in results.values() if r.error]
         status.update(label=f"Ran {len(results) - len(failed)} chunker(s)" + (f", {len(failed)} failed" if failed
@@ -76,10 +86,10 @@ e1.download_button("Export chunks (JSONL)", to_jsonl(export), "chunklens-chunks.
 e2.download_button("Export chunks (CSV)", to_csv(export), "chunklens-chunks.csv", "text/csv")
 code_snippets.show(ok)
 
-doc_ids = [d.doc_id for d in corpus.documents]
-doc_id = st.selectbox("Document", doc_ids) if len(doc_ids) > 1 else doc_ids[0]
-doc = next(d for d in corpus.documents if d.doc_id == doc_id)
-gold = [(r.start, r.end) for q in corpus.questions for r in q.references if r.doc_id == doc_id]
+if len(doc_ids) > 1:
+    doc_id = st.selectbox("Document", doc_ids, key="chunks-doc")
+    doc = next(d for d in corpus.documents if d.doc_id == doc_id)
+    gold = gold_spans(corpus.questions, doc_id)
 runs = {s: r.run.parents() for s, r in ok.items()}
 st.download_button(
     "Download report", lambda: chunking_report_html(

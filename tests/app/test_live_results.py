@@ -1,0 +1,74 @@
+"""Results as they come: Chunk & compare and the guided demo show each chunker's row (and, on Chunk & compare, its
+boundaries) and an overall progress bar as soon as that chunker is done, while a later one still runs. The page is
+stopped inside a later chunker's indexing (as Stop does), so the tree AppTest returns is the page at that moment."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+
+from core.evaluation.results import RunSummary
+from tests.support.appflow import click, new_session, upload
+
+TEXT = "\n\n".join(
+    f"Section {i}. The Nordwind {200 + i}B air conditioner needs its filter cleaned every {i + 1} weeks. "
+    "Rinse the filter in lukewarm water and let it dry in the shade before you put it back. Error E4 means the "
+    "indoor temperature sensor failed: switch the unit off and call service." for i in range(40))
+FULL_COLUMNS = list(RunSummary("x", 1, 0, 1.0, 0.0, 0.0, False, 0).row())
+
+
+@pytest.fixture()
+def stop_at_second_index(monkeypatch):
+    """Stop the page (Streamlit's `st.stop`, what Stop or a rerun does) when the second chunker starts indexing;
+    `indexed` lists the chunk runs indexed so far, `armed[0] = False` lets a run go through."""
+    import core.workbench.runs as runs
+
+    indexed: list[str] = []
+    armed = [True]
+    real = runs.index_run
+
+    def index_run(run, *args, **kwargs):
+        indexed.append(run.spec.split(":")[0])
+        if armed[0] and len(indexed) == 2:
+            st.stop()
+        return real(run, *args, **kwargs)
+
+    monkeypatch.setattr(runs, "index_run", index_run)
+    return indexed, armed
+
+
+def bars(at) -> list[tuple[int, str]]:
+    return [(p.proto.value, p.proto.text) for p in at.get("progress")]
+
+
+def test_chunk_and_compare_shows_a_finished_chunker_while_a_later_one_runs(tmp_path, monkeypatch,
+                                                                            stop_at_second_index):
+    indexed, armed = stop_at_second_index
+    at = new_session(monkeypatch, tmp_path / "ws")
+    at.session_state["specs"] = ["no-such-chunker", "paragraph", "recursive"]
+    at = upload(at, [("manual.txt", TEXT.encode())])
+    at.switch_page("pages/chunks.py").run()
+    at = click(at, "Run chunkers")
+
+    assert indexed == ["paragraph", "recursive"]  # stopped inside recursive's indexing
+    assert not at.exception
+    [error] = at.error  # the failed chunker's error, shown when it failed
+    assert error.value.startswith("no\\-such\\-chunker: ")
+    [table] = at.dataframe  # paragraph's row, as the full table shows it
+    assert list(table.value.columns) == FULL_COLUMNS
+    assert list(table.value["chunker"]) == ["paragraph"] and table.value["chunks"].iloc[0] > 1
+    [timeline, sizes] = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert {y for trace in timeline["data"] for y in trace["y"]} == {"paragraph"}  # its boundaries on the document
+    assert {trace["name"] for trace in sizes["data"]} == {"paragraph"}
+    assert bars(at) == [(66, "2/3 chunkers done, 1 failed · running recursive")]  # the overall bar
+    assert "runs" not in at.session_state  # nothing stored: the run did not end
+
+    armed[0] = False  # the same run to its end: the live view gives way to the page's full view
+    at = click(at, "Run chunkers")
+    assert not at.exception
+    assert not bars(at)
+    assert list(at.dataframe[0].value["chunker"]) == ["paragraph", "recursive"]
+    assert [e.value.startswith("no\\-such\\-chunker: ") for e in at.error] == [True]
+
