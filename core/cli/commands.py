@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -254,39 +255,60 @@ def cmd_warm(args: argparse.Namespace) -> int:
     every default chunker, its questions, the reranker's sentences) and the default chunkers on the separate
     manuals. A new workspace, a shared server's new visitor included, then embeds none of them again. A file that is
     there already is read whole first (`file_problem`): one that is sound is left, a damaged one (or one another
-    model made) is rebuilt."""
+    model made) is rebuilt.
+
+    One warm-up at a time per machine file (`core.store.warm_up`): a second one waits for the first, then finds the
+    file it made and computes nothing (nor does `--force` then rebuild what was just built). While it computes, it
+    writes how far it is beside the file, where the guided demo reads it while it waits. With `--stop-with PID` it
+    stops, publishing nothing, when that process ends (run-app.sh passes the server's)."""
+    if args.stop_with is None:
+        return _warm(args)
+    from core.cli.stop_with import stop_with, stopping
+
+    stop_with(args.stop_with, "the warm-up stops (nothing published; the next one starts again)")
+    try:
+        return _warm(args)
+    except BaseException:
+        if stopping.is_set():  # what the stop interrupted failed its own way (an import: ImportError); it said why
+            return 128 + signal.SIGTERM
+        raise
+
+
+def _warm(args: argparse.Namespace) -> int:
     import tempfile
     import time
 
     from core.services import build_services
     from core.settings import Settings
-    from core.store.embedders import MACHINE_VECTORS_ENV, machine_vectors_path, model_files, publish_machine_vectors
+    from core.store.embedders import machine_vectors_path, model_files, publish_machine_vectors
     from core.store.machine_file import file_problem
+    from core.store.warm_up import WarmProgress, WarmUpLock
     from core.workbench import embed_sample_set
+
+    def waiting(progress: WarmProgress | None) -> None:
+        under_way = f" ({progress.text()})" if progress else ""
+        print(f"another `python -m core warm` is computing the machine's sample vectors{under_way}; waiting for it",
+              file=sys.stderr, flush=True)
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="chunklens-warm-") as scratch:
-        before = os.environ.get(MACHINE_VECTORS_ENV)
-        os.environ[MACHINE_VECTORS_ENV] = "off"  # compute every vector afresh, whatever an older file holds
-        try:
-            services = build_services(Settings(workspace=scratch))
-            model = services.embedder.inner
-            target = machine_vectors_path(model.key)
-            if target.exists() and not args.force:
+        services = build_services(Settings(workspace=scratch))
+        services.embedder.machine = None  # compute every vector afresh, whatever an older file holds
+        model = services.embedder.inner
+        target = machine_vectors_path(model.key)
+        with WarmUpLock(target).acquire(waiting) as lock:
+            if target.exists() and (lock.waited or not args.force):
                 problem = file_problem(target, model, model_files(model), full=True)
                 if problem is None:
-                    print(f"the machine's sample vectors are in {target} (--force rebuilds them)", file=sys.stderr)
+                    made = "the other warm-up made them" if lock.waited else "--force rebuilds them"
+                    print(f"the machine's sample vectors are in {target} ({made})", file=sys.stderr)
                     return 0
                 print(f"{target}: {problem}; rebuilding it", file=sys.stderr)
-            embed_sample_set(services)
+            print(f"computing the machine's sample vectors into {target}", file=sys.stderr, flush=True)
+            embed_sample_set(services, progress=lock.report)
             computed = services.embedder.stats.computed
-            source = services.workspace.cache / "embeddings.sqlite"
-        finally:
-            if before is None:
-                os.environ.pop(MACHINE_VECTORS_ENV, None)
-            else:
-                os.environ[MACHINE_VECTORS_ENV] = before
-        publish_machine_vectors(source, model)
+            lock.report("checking and publishing the file", 1, 1)
+            publish_machine_vectors(services.workspace.cache / "embeddings.sqlite", model)
     print(f"{computed:,} sample-set vectors in {target} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return 0
 

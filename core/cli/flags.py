@@ -137,8 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     _service_flags(export)
     sub.add_parser("chunkers", help="list the chunkers and their parameters")
     warm = sub.add_parser("warm", help="compute the sample set's vectors once for every workspace on this machine "
-                                       "(the set-up runs it: the guided demo then embeds nothing)")
+                                       "(the set-up runs it, run-app.sh in the background: the guided demo then "
+                                       "embeds nothing); one at a time, a second one waits for the first")
     warm.add_argument("--force", action="store_true", help="rebuild the machine's vectors even if they exist")
+    warm.add_argument("--stop-with", type=int, metavar="PID",
+                      help="stop, publishing nothing, when process PID ends (run-app.sh ties the warm-up it starts "
+                           "in the background to the server)")
     questions = sub.add_parser("questions", help="generate questions with verified evidence spans for any documents "
                                                  "(a qa-spans v1 set)")
     questions.add_argument("--data", nargs="+", required=True, type=Path, metavar="DIR|FILE",

@@ -10,6 +10,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import numpy as np
+
 from core.infra.errors import ChunkLensError
 from core.infra.storage import temporary_sibling
 from core.store.embeddings import (
@@ -40,18 +42,27 @@ def make_embedder(spec: str = BUNDLED_MINILM_FP32, long_text: LongText = "trunca
         inner = local_embedder(spec, long_text)
     if cache_dir is None:
         return inner
-    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"), machine=machine_vectors(inner))
+    machine = None if machine_vectors_off() else MachineVectorsWhenReady(inner)
+    return CachedEmbedder(inner, EmbeddingCache(cache_dir / "embeddings.sqlite"), machine=machine)
 
 
-#: set to "off" to ignore the machine's shared vectors (to time a machine that has none, say)
+#: "off" ignores the machine's shared vectors (to time a machine that has none, say); a folder keeps them there
+#: instead of beside the ONNX models (a test's or a measurement's own, empty location)
 MACHINE_VECTORS_ENV = "CHUNKLENS_MACHINE_VECTORS"
+
+
+def machine_vectors_off() -> bool:
+    return os.environ.get(MACHINE_VECTORS_ENV, "").lower() == "off"
 
 
 def machine_vectors_path(embedder_key: str) -> Path:
     """Where the machine keeps the sample set's vectors under the embedder `embedder_key` (one file per embedder,
-    beside the ONNX models): `python -m core warm` writes it, every workspace reads it."""
+    beside the ONNX models unless MACHINE_VECTORS_ENV names a folder): `python -m core warm` writes it, every
+    workspace reads it."""
     digest = hashlib.sha256(embedder_key.encode()).hexdigest()[:16]
-    return default_model_folder() / f"sample-vectors-{digest}.sqlite"
+    named = os.environ.get(MACHINE_VECTORS_ENV, "")
+    folder = Path(named).expanduser() if named and not machine_vectors_off() else default_model_folder()
+    return folder / f"sample-vectors-{digest}.sqlite"
 
 
 def machine_vectors(embedder: Embedder) -> MachineVectors | None:
@@ -59,7 +70,7 @@ def machine_vectors(embedder: Embedder) -> MachineVectors | None:
     and their header says `embedder` made them (checked once per process: `first_open_problem`); None otherwise,
     with one log line for a file that is there but ignored (the vectors are then computed as usual)."""
     path = machine_vectors_path(embedder.key)
-    if os.environ.get(MACHINE_VECTORS_ENV, "").lower() == "off" or not path.is_file():
+    if machine_vectors_off() or not path.is_file():
         return None
     problem, dim = first_open_problem(path, embedder, model_files(embedder))
     if problem is None:
@@ -69,6 +80,54 @@ def machine_vectors(embedder: Embedder) -> MachineVectors | None:
             problem = f"it cannot be opened ({type(exc).__name__})"
     tell_once(path, "file", f"{path}: the machine's sample vectors are ignored: {problem}. They are computed as usual "
                             "until `python -m core warm` rebuilds the file.")
+    return None
+
+
+class MachineVectorsWhenReady:
+    """The machine's file for `embedder` (`machine_vectors`), opened when it is there: until it serves, each read
+    looks again (one `stat`), so a workspace made while `python -m core warm` still computes the file copies from
+    it as soon as it is published. A file replaced later (a rebuild) is opened anew; one that is there but ignored
+    is looked at again only when it changes."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._vectors: MachineVectors | None = None
+
+    @property
+    def path(self) -> Path:
+        return machine_vectors_path(self.embedder.key)
+
+    def current(self) -> MachineVectors | None:
+        """The file opened, if it is there and may serve `embedder`'s vectors; None otherwise."""
+        path = self.path
+        try:
+            st = path.stat()
+            stamp: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        with self._lock:
+            if stamp != self._stamp:
+                self._stamp = stamp
+                self._vectors = machine_vectors(self.embedder) if stamp else None
+            return self._vectors
+
+    @property
+    def ready(self) -> bool:
+        return self.current() is not None
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        vectors = self.current()
+        return vectors.get_many(keys) if vectors is not None else {}
+
+
+def machine_file_pending(embedder: Embedder) -> Path | None:
+    """The machine file `embedder` (a workspace's cached embedder) would copy from once it is there, while it does
+    not serve yet; None when it serves, or the embedder reads no machine file (switched off, no cache)."""
+    machine = getattr(embedder, "machine", None)
+    if isinstance(machine, MachineVectorsWhenReady) and not machine.ready:
+        return machine.path
     return None
 
 

@@ -15,7 +15,7 @@ from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.services import Services
 from core.store.retrieval import RetrievalSettings
 from core.workbench.corpus import Corpus, make_corpus, sample_folder
-from core.workbench.runs import DEFAULT_SPECS, ChunkerResult, Progress, run_chunkers
+from core.workbench.runs import DEFAULT_SPECS, ChunkerResult, OnResult, Progress, run_chunkers
 from core.workbench.scoring import benchmark
 
 #: "your framework's default": the splitters teams deploy, at their libraries' defaults, which the guided demo offers
@@ -73,29 +73,71 @@ class DemoSummary:
 
 
 def guided_demo(services: Services, retrieval: RetrievalSettings | None = None,
-                progress: Progress | None = None, frameworks: Sequence[str] = ()) -> DemoSummary:
+                progress: Progress | None = None, frameworks: Sequence[str] = (),
+                on_result: OnResult | None = None) -> DemoSummary:
     """The whole story in one call, on the bundled sample set (never the user's library): join the seven
     manuals into one stream, run the default chunkers (and `frameworks`, the framework defaults picked to run
-    beside them: `demo_specs`), ask the product-named questions, score. A second run comes from the caches."""
+    beside them: `demo_specs`), ask the product-named questions, score. A second run comes from the caches.
+    `on_result(spec, result)` is called as each chunker is done (`run_chunkers`), before the questions are scored.
+    While `python -m core warm` computes the machine's sample vectors and they are not there yet, it waits for them
+    (`wait_for_warm_up`) rather than compute the same vectors beside it."""
     specs = demo_specs(frameworks)  # a bad pick is refused before anything runs
     from core.ingest.datasets import load_dataset
 
     started = time.perf_counter()
+    wait_for_warm_up(services, progress)
     dataset = load_dataset(sample_folder())
     corpus = make_corpus(dataset.documents, dataset, join=True)
-    results = run_chunkers(services, corpus, specs, progress)
+    results = run_chunkers(services, corpus, specs, progress, on_result=on_result)
     report = benchmark(services, dataset, [s for s, r in results.items() if r.ok], [1, 3, 10], True, True,
                        retrieval=retrieval, done=results)
     return DemoSummary(corpus, results, report, time.perf_counter() - started)
 
 
-def embed_sample_set(services: Services, specs: Sequence[str] | None = None) -> None:
+#: seconds between two looks at the warm-up the guided demo waits for (each one a `progress` call, where the app's
+#: Stop arrives)
+WAIT_STEP = 0.5
+WAITING = "The sample vectors are being computed in the background; the demo runs from them when they are done"
+
+
+def wait_for_warm_up(services: Services, progress: Progress | None = None) -> bool:
+    """Wait while a warm-up (`python -m core warm`, which run-app.sh starts beside the server) computes the
+    machine's sample vectors that `services`' embedder would copy and they are not there yet; report each look
+    through `progress` (WAITING and the warm-up's own step). True when it waited. Nothing to wait for (no warm-up
+    running, the file there already, the machine's file switched off) returns at once, and a warm-up that fails
+    leaves the demo to compute as it would without one. Only the guided demo waits: a visitor's own documents
+    are never in the file."""
+    from core.store.embedders import machine_file_pending
+    from core.store.warm_up import read_progress, running
+
+    waited = False
+    while (target := machine_file_pending(services.embedder)) is not None and running(target):
+        waited = True
+        if progress:
+            step = read_progress(target)
+            progress(f"{WAITING} ({step.text()})" if step else WAITING, step.done if step else 0,
+                     step.total if step else 0)
+        time.sleep(WAIT_STEP)
+    return waited
+
+
+def embed_sample_set(services: Services, specs: Sequence[str] | None = None, progress: Progress | None = None) -> None:
     """Run what a session on the sample set first asks for, so its vectors are in `services`' cache: the guided
     demo (the manuals joined, every default chunker, its questions, the reranker's sentences), then `specs` on the
-    separate manuals (default: the default chunkers). `python -m core warm` and the test suite's warm world both
-    start from it."""
+    separate manuals (default: the default chunkers). `progress(stage, done, total)` counts the chunkers of both
+    passes. `python -m core warm` and the test suite's warm world both start from it."""
     from core.ingest.datasets import load_dataset
 
-    guided_demo(services, services.settings.retrieval_settings())
+    joined, alone = DEFAULT_SPECS, list(specs or DEFAULT_SPECS)
+    total = len(joined) + len(alone)
+
+    def step(where: str, before: int, then: str) -> Progress | None:
+        if progress is None:
+            return None
+        return lambda spec, done, _n: progress(f"{spec} on {where}" if spec != "done" else then, before + done, total)
+
+    guided_demo(services, services.settings.retrieval_settings(),
+                step("the manuals joined", 0, "the demo's questions and the reranker's sentences"))
     dataset = load_dataset(sample_folder())
-    run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), specs or DEFAULT_SPECS)
+    run_chunkers(services, make_corpus(dataset.documents, dataset, join=False), alone,
+                 step("each manual alone", len(joined), "every chunker done"))
