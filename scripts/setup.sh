@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Create .venv and install pinned dependencies (idempotent: skips what is already installed).
-# Usage: scripts/setup.sh [--test] [--bench]   --test also installs test tools, the browser and the loopback LLM
-# server; --bench the extras `python -m bench.perf` needs (LangChain's semantic chunker, psutil), within requirements.txt's pins.
+# Usage: scripts/setup.sh [--test] [--bench] [--no-warm]   --test also installs test tools, the browser and the
+# loopback LLM server; --bench the extras `python -m bench.perf` needs (LangChain's semantic chunker, psutil), within
+# requirements.txt's pins; --no-warm leaves out the last step, the sample set's vectors (run-app.sh computes them in
+# the background while the app already serves).
 set -euo pipefail
-TEST=0; BENCH=0
+TEST=0; BENCH=0; WARM=1
 for arg in "$@"; do
   case "$arg" in
     --test) TEST=1 ;;
     --bench) BENCH=1 ;;
-    *) echo "usage: scripts/setup.sh [--test] [--bench]" >&2; exit 2 ;;
+    --no-warm) WARM=0 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--bench] [--no-warm]" >&2; exit 2 ;;
   esac
 done
 cd "$(dirname "$0")/.."
@@ -81,5 +84,8 @@ fi
 wait_for "$CHROMIUM_PID" "installing chromium" .venv/setup-logs/chromium.log
 
 # The sample set's vectors, computed once per machine (about 1.5 minutes on 2 cores; nothing when they exist):
-# every new workspace, a shared server's visitors included, copies them, so the guided demo embeds nothing.
-HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false .venv/bin/python -m core warm
+# every new workspace, a shared server's visitors included, copies them, so the guided demo embeds nothing. The tests
+# rely on them being there when the set-up ends; run-app.sh computes them beside the server instead (--no-warm).
+if [ "$WARM" = 1 ]; then
+  HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false .venv/bin/python -m core warm
+fi
