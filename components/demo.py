@@ -7,7 +7,7 @@ import streamlit as st
 
 from components import charts, state
 from components.html import md_escape
-from components.progress import progress_status
+from components.live_results import live_status
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
 from core.evaluation.results import BenchReport
@@ -15,7 +15,8 @@ from core.evaluation.verdicts import interval_rows
 from core.infra.errors import ChunkLensError
 from core.outputs.report_html import render_html
 from core.workbench import DEFAULT_SPECS, guided_demo
-from core.workbench.demo import framework_defaults
+from core.workbench.demo import demo_specs, framework_defaults
+from core.workbench.live import RunSoFar, sample_stream
 
 
 def render() -> None:
@@ -32,13 +33,22 @@ def render() -> None:
         services = state.services()
         if services is None:
             return
-        with progress_status("Running the demo…", lambda name, done, total: f"{name} ({done}/{total} chunkers)") as (
-                status, progress):
+        try:
+            so_far = RunSoFar(services, demo_specs(frameworks), sample_stream())
+        except ChunkLensError as exc:
+            st.error(f"The demo stopped: {md_escape(str(exc))}")
+            return
+        # each chunker's row as it is chunked and indexed; the questions are scored once they all are
+        with live_status("Running the demo…", so_far, compact=True, after="scoring the questions") as (
+                status, live):
             try:
-                st.session_state["demo"] = guided_demo(services, state.retrieval(), progress, frameworks)
+                st.session_state["demo"] = guided_demo(services, state.retrieval(), live.progress, frameworks,
+                                                       on_result=live.add)
             except ChunkLensError as exc:
+                live.clear()
                 status.update(label=f"The demo stopped: {md_escape(str(exc))}", state="error")
                 return
+            live.clear()
             status.update(label=f"Demo ready in {st.session_state['demo'].seconds:.1f} s", state="complete",
                           expanded=False)
     summary = st.session_state.get("demo")

@@ -12,7 +12,7 @@ from tests.support.appflow import click, new_session
 def test_the_picked_framework_default_reaches_the_guided_demo(tmp_path, monkeypatch):
     asked: list[list[str]] = []
 
-    def guided_demo(services, retrieval=None, progress=None, frameworks=()):
+    def guided_demo(services, retrieval=None, progress=None, frameworks=(), on_result=None):
         asked.append(list(frameworks))
         raise ChunkLensError("stopped by the test")
 
