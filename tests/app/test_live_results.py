@@ -40,7 +40,8 @@ def stop_at_second_index(monkeypatch):
 
 
 def bars(at) -> list[tuple[int, str]]:
-    return [(p.proto.value, p.proto.text) for p in at.get("progress")]
+    """Each progress bar's percent and text (its Markdown escapes taken out, as the browser shows it)."""
+    return [(p.proto.value, p.proto.text.replace("\\", "")) for p in at.get("progress")]
 
 
 def test_chunk_and_compare_shows_a_finished_chunker_while_a_later_one_runs(tmp_path, monkeypatch,
@@ -90,3 +91,33 @@ def test_the_guided_demo_shows_a_finished_chunkers_row_while_a_later_one_runs(tm
     n = len(DEFAULT_SPECS)
     assert bars(at) == [(100 // n, f"1/{n} chunkers done · running {DEFAULT_SPECS[1]}")]
     assert "demo" not in at.session_state
+
+
+def _live_component_script():
+    import streamlit as st
+
+    from components.live_results import live_status
+    from core.workbench import ChunkerResult
+    from core.workbench.live import RunSoFar
+
+    with live_status("Running…", RunSoFar(None, ["a", "b"]), compact=True, after="scoring the questions") as (
+            _, live):
+        live.progress("Waiting for the sample vectors (3/10 chunkers)", 3, 10)  # a step before the chunkers
+        if st.session_state.get("chunkers"):
+            live.progress("a", 0, 2)
+            live.add("a", ChunkerResult("a", error="no server"))
+            live.add("b", ChunkerResult("b", error="no server either"))
+            live.progress("done", 2, 2)
+
+
+def test_a_step_before_the_chunkers_shows_as_it_comes_and_what_follows_them_is_named():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_live_component_script).run()
+    assert not at.exception
+    assert bars(at) == [(30, "Waiting for the sample vectors (3/10 chunkers)")]
+    at.session_state["chunkers"] = True
+    at = at.run()
+    assert not at.exception
+    assert bars(at) == [(100, "2/2 chunkers done, 2 failed · scoring the questions")]
+    assert [e.value for e in at.error] == ["a: no server", "b: no server either"]
