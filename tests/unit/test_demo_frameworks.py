@@ -40,7 +40,7 @@ def test_guided_demo_chunks_and_scores_the_picked_framework(monkeypatch):
     class Ran:
         ok = True
 
-    def run_chunkers(services, corpus, specs, progress=None):
+    def run_chunkers(services, corpus, specs, progress=None, on_result=None):
         seen["chunked"] = list(specs)
         return {s: Ran() for s in specs}
 
@@ -50,6 +50,7 @@ def test_guided_demo_chunks_and_scores_the_picked_framework(monkeypatch):
 
     monkeypatch.setattr(demo, "run_chunkers", run_chunkers)
     monkeypatch.setattr(demo, "benchmark", benchmark)
+    monkeypatch.setattr(demo, "wait_for_warm_up", lambda services, progress=None: False)  # no services to wait for
     demo.guided_demo(None, frameworks=["langchain-recursive"])  # type: ignore[arg-type]
     assert seen["chunked"] == seen["scored"] == [*DEFAULT_SPECS, "langchain-recursive"]
     with pytest.raises(ConfigError):
