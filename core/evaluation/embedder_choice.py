@@ -130,7 +130,8 @@ def decision_line(study: Mapping[str, Any]) -> str:
         return (f"No pair of the {n_pairs} on {sets} is significant (Holm, alpha {study['alpha']:.2f})"
                 f"{uncorrected}: `{study['new']}` is the default{cost}.")
     sig = study["significant_pairs"]
-    named = ", ".join(f"{p['metric']} of `{p['chunker']}` on {p['set']} ({_signed(p['diff'])})" for p in sig)
+    named = ", ".join(f"{p['metric']} of `{p['chunker']}` on {p['set']} {_signed(p['diff'])}, "
+                      f"{'a loss' if p['worse'] else 'in its favour'}" for p in sig)
     return (f"{len(sig)} of {n_pairs} pairs on {sets} are significant ({named}){uncorrected}: `{study['old']}` "
             f"stays the default and `{study['new']}` is the fast setting{cost}.")
 

@@ -28,6 +28,14 @@ def test_retrieval_md_is_what_the_committed_reports_give():
 def test_every_section_names_a_report_and_its_command():
     index = json.loads((ROOT / "docs" / "results" / "index.json").read_text(encoding="utf-8"))
     for s in index["sections"]:
+        if s.get("kind") == "embedder_choice":  # a study of report pairs: the study and every report it pairs
+            study = json.loads((ROOT / "docs" / "results" / s["study"]).read_text(encoding="utf-8"))
+            assert "python -m bench.embedder_choice" in s["command"] and s["study"] in s["command"], s["title"]
+            assert "python -m core bench" in s["command"], s["title"]
+            for pair in study["reports"]:
+                assert (ROOT / "docs" / "results" / pair["old"]).exists() and (ROOT / "docs" / "results" /
+                                                                              pair["new"]).exists(), pair
+            continue
         reports = [s["report"]] if "report" in s else sorted({row["report"] for row in s["rows"]})
         for report in reports:
             assert (ROOT / "docs" / "results" / report).exists(), report

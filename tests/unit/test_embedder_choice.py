@@ -88,3 +88,14 @@ def test_the_command_writes_the_study_the_app_quotes(tmp_path, capsys):
     assert fast_setting_cost(tmp_path / "nowhere") is None
     new.write_text("{not json")
     assert main(["--old", "old", "--new", "new", "--pair", "toy", str(old), str(new)]) == 2
+
+
+def test_the_committed_study_comes_out_the_same_from_its_reports():
+    from tests.support.data import ROOT
+
+    folder = ROOT / "docs" / "results"
+    committed = json.loads((folder / "embedder_choice.json").read_text(encoding="utf-8"))
+    sets = [paired_set(r["set"], json.loads((folder / r["old"]).read_text(encoding="utf-8")),
+                       json.loads((folder / r["new"]).read_text(encoding="utf-8"))) for r in committed["reports"]]
+    again = embedder_study(committed["old"], committed["new"], sets)
+    assert json.loads(json.dumps({**again, "reports": committed["reports"]})) == committed
