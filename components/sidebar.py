@@ -16,6 +16,8 @@ from components.html import md_escape, retrieval_text
 from core.infra.urls import redact_url
 from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
 from core.settings import CHAT_CHOICES, Settings, save_choices, save_settings, visitor_choice, without_addresses
+from core.store.embeddings import BUNDLED_MINILM_INT8
+from core.workbench import fast_embedding_cost
 
 _LLM_LABELS = {"extract": "extractor that learns the library (no model)", "rule": "rule-based lexicon (no model)",
                "llamacpp": "local SmolLM2 (llama.cpp, JSON)",
@@ -30,6 +32,13 @@ _EMBEDDER_HELP = ("bundled:minilm-fp32 (the default: all-MiniLM-L6-v2 on onnxrun
                   "sentence-transformers folder, or openai:<model>")
 
 
+def _fast_help() -> str:
+    """The fast setting's help: what it is, and what it costs by the committed embedder study."""
+    cost = fast_embedding_cost()
+    return ("bundled:minilm-int8: the default MiniLM computing in int8, about half the embedding time; vectors and "
+            "collections are kept apart from the default's. " + (md_escape(cost) if cost else ""))
+
+
 def _choice(label: str, options: list[str] | tuple[str, ...], value: str, **kwargs) -> str:
     options = list(options)
     return st.selectbox(label, options, index=options.index(value) if value in options else 0, **kwargs)
@@ -41,7 +50,12 @@ def _visitor_fields(current: Settings, embedders: list[str] | None, llms: list[s
     them)."""
     values: dict = {}
     if embedders is None:
-        values["embedder"] = st.text_input("Embedder", current.embedder, help=_EMBEDDER_HELP)
+        fast = st.toggle("Fast embedding (int8)", current.embedder == BUNDLED_MINILM_INT8, help=_fast_help())
+        if fast:  # the same MiniLM computing in int8: about half the embedding time (RESULTS.md)
+            values["embedder"] = BUNDLED_MINILM_INT8
+        else:
+            typed = current.embedder if current.embedder != BUNDLED_MINILM_INT8 else Settings().embedder
+            values["embedder"] = st.text_input("Embedder", typed, help=_EMBEDDER_HELP)
     else:
         values["embedder"] = _choice("Embedder", embedders, current.embedder, help="offered by this server")
     values["long_text"] = _choice("Texts longer than the embedder reads", ["truncate", "window"], current.long_text)

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
+from core.evaluation.embedder_choice import fast_setting_cost
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import SourceOf, evaluate, same_document
 from core.infra.errors import ChunkLensError
@@ -37,6 +38,12 @@ def generate_library_set(services: Services, documents: Sequence[Document], n: i
                                    should_stop=should_stop)
     generated.require_questions()
     return generated, corpus_jsonl(list(documents)), questions_jsonl(generated.questions)
+
+
+def fast_embedding_cost() -> str | None:
+    """What the fast embedder costs against the default, in one line from the committed embedder study (None when
+    it is not there): what the sidebar's fast setting says."""
+    return fast_setting_cost(RESULTS_DIR)
 
 
 def generated_set_trust() -> list[str]:

@@ -347,3 +347,23 @@ def test_benchmark_page_offers_the_chunkers_chosen_on_chunk_and_compare(app):
     assert not at.exception
     [chunkers] = [m for m in at.multiselect if m.label == "Chunkers"]
     assert "recursive:theta=300" in chunkers.options and "recursive:theta=300" in chunkers.value
+
+
+def test_the_fast_embedding_setting_chooses_int8_says_what_it_costs_and_is_saved(app):
+    """The sidebar's fast setting is the int8 MiniLM; its help quotes the committed embedder study (RESULTS.md);
+    it is saved with the settings and switching it off brings the default back."""
+    from core.settings import Settings, load_settings
+    from core.store.embeddings import BUNDLED_MINILM_INT8
+    from core.workbench import fast_embedding_cost
+
+    [fast] = [t for t in app.toggle if t.label == "Fast embedding (int8)"]
+    assert fast.value is False and fast_embedding_cost() and "stays the default" in fast.help
+    fast.set_value(True)
+    at = click(app, "Save settings")
+    assert not at.exception and at.session_state["settings"].embedder == BUNDLED_MINILM_INT8
+    assert not [t for t in at.text_input if t.label == "Embedder"]  # the typed embedder gives way to the toggle
+    assert load_settings().embedder == BUNDLED_MINILM_INT8
+    [fast] = [t for t in at.toggle if t.label == "Fast embedding (int8)"]
+    fast.set_value(False)
+    at = click(at, "Save settings")
+    assert at.session_state["settings"].embedder == Settings().embedder
