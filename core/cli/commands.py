@@ -66,7 +66,7 @@ def _check_examples(path: Path, dataset, examples: dict[str, dict[str, str]]) ->
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from core.cli.protocol import apply_protocol
-    from core.evaluation.bench import BenchOptions, bench_dataset, format_table
+    from core.evaluation.bench import BenchOptions, bench_dataset
     from core.ingest.datasets import (
         attach_gold,
         first_documents,
@@ -75,11 +75,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         select_documents,
         without_gold,
     )
-    from core.schema.chunks import shown_notes
     from core.services import needs_of
 
     args = apply_protocol(args)  # a protocol's preset, before the flags become settings
     settings = settings_from_flags(args)  # bad flags fail before slow work
+    if getattr(args, "ray_address", None) and getattr(args, "executor", "local") != "ray":
+        raise ChunkLensError("--ray-address goes with --executor ray")
+    if getattr(args, "executor", "local") == "ray":
+        from core.evaluation.ray_executor import import_ray
+
+        import_ray()  # not installed: one line naming the install command, before any slow work
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.gold_cnm:
         datasets = [attach_gold(d, args.gold_cnm) for d in datasets]
@@ -98,24 +103,54 @@ def cmd_bench(args: argparse.Namespace) -> int:
     services = _services(settings, needs | ({"chat"} if args.answers > 0 else set()))
     progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
     reports = []
-    for ds, taught in zip(datasets, examples):
-        print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
-              file=sys.stderr)
-        options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
-                               args.answers, args.answer_k, cnm_examples=taught, protocol=args.protocol)
-        report = bench_dataset(ds, args.chunkers, options, services, progress)
-        reports.append(report)
-        print(format_table(report))
-        print()
-        for spec, result in report["results"].items():
-            for line in shown_notes(spec, result.get("chunker_notes") or []):
-                print(line, file=sys.stderr)
+    with _executor(args) as executor:
+        for ds, taught in zip(datasets, examples):
+            print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} "
+                  "questions", file=sys.stderr)
+            options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
+                                   args.answers, args.answer_k, cnm_examples=taught, protocol=args.protocol)
+            done = None
+            if executor is not None:  # the heavy stages on the executor's workers, into the caches the bench reads
+                from core.evaluation.prefetch import prefetch
+                from core.ingest.datasets import joined
+
+                documents = (joined(ds) if args.join else ds).documents
+                done = prefetch(documents, args.chunkers, services, executor, taught, progress).to_json()
+            report = bench_dataset(ds, args.chunkers, options, services, progress)
+            if done is not None:
+                report["executor"] = {**done, "address": args.ray_address or "local instance"}
+            reports.append(report)
+            _print_report(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         payload = reports[0] if len(reports) == 1 else reports
         args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _executor(args: argparse.Namespace):
+    """The bench's executor: None for `--executor local` (the bench does everything itself), else Ray's, started
+    or joined for the run (`core.evaluation.ray_executor`)."""
+    import contextlib
+
+    if getattr(args, "executor", "local") != "ray":
+        return contextlib.nullcontext(None)
+    from core.evaluation.ray_executor import ray_executor
+
+    return ray_executor(args.ray_address)
+
+
+def _print_report(report: dict) -> None:
+    """One set's table on stdout and its chunkers' notes on stderr."""
+    from core.evaluation.bench import format_table
+    from core.schema.chunks import shown_notes
+
+    print(format_table(report))
+    print()
+    for spec, result in report["results"].items():
+        for line in shown_notes(spec, result.get("chunker_notes") or []):
+            print(line, file=sys.stderr)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

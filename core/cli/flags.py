@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "--llm openai/local) and report token F1 and ROUGE-L; 0 (default) skips it")
     bench.add_argument("--answer-k", type=int, default=3, metavar="K", help="answer from each chunker's top K")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    bench.add_argument("--executor", choices=["local", "ray"], default="local",
+                       help="local (default): one process, as always; ray: chunk and embed on Ray's workers first "
+                            "(the same figures; needs Ray: bash scripts/setup.sh --test)")
+    bench.add_argument("--ray-address", default=None, metavar="ADDR",
+                       help="with --executor ray: auto or ray://host:port joins a running cluster (default: a "
+                            "local Ray instance started for the run and stopped at its end)")
     table = sub.add_parser("table", help="print a bench JSON report as a Markdown table")
     table.add_argument("report", type=Path, nargs="?", help="a file written by bench --out")
     table.add_argument("--results", type=Path, metavar="DIR",

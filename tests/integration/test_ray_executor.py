@@ -1,0 +1,112 @@
+"""`core bench --executor ray`: the same figures as the local executor, on a local Ray instance of two CPUs; Ray
+optional (one line naming the install command without it) and never imported by `core` until asked for."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core.__main__ import main
+from tests.support.data import ROOT, shared_dataset
+
+#: look-alike pairs (a module and its revision), so wrong_doc and the collisions have something to measure
+DOC_IDS = "mi-shades,mi-shades-2020,mi-veils,mi-veils-2020"
+CHUNKERS = "naive-500t,recursive,chop"
+#: what describes a run's cost rather than its figures: seconds, what came from a cache, where the store is
+COST_KEYS = ("seconds", "cached", "scores_cached", "vectors_computed")
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray instance of two CPUs for the session (the bench uses a Ray already started in its process)."""
+    from core.evaluation.ray_executor import OBJECT_STORE_BYTES, import_ray
+
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def _bench(tmp_path, name: str, *extra: str) -> dict:
+    out = tmp_path / f"{name}.json"
+    status = main(["bench", "--data", str(shared_dataset("eurorack_modules")), "--doc-ids", DOC_IDS, "--chunkers",
+                   CHUNKERS, "--quiet", "--workspace", str(tmp_path / f"ws-{name}"), "--out", str(out), *extra])
+    assert status == 0
+    return json.loads(out.read_text())
+
+
+def _figures(report: dict) -> dict:
+    kept = {k: v for k, v in report.items() if k not in ("store", "executor")}
+    kept["results"] = {spec: {k: v for k, v in r.items() if k not in COST_KEYS}
+                       for spec, r in report["results"].items()}
+    return kept
+
+
+@pytest.mark.slow
+def test_ray_gives_exactly_the_local_figures(local_ray, tmp_path, monkeypatch, capsys):
+    """Every metric, interval and pair of naive-500t, recursive and chop is the local run's, in fresh workspaces;
+    and the work was Ray's: the bench found every chunk run and vector cached, the executor computed them."""
+    monkeypatch.setenv("CHUNKLENS_MACHINE_VECTORS", "off")  # both runs compute every vector themselves
+    local = _bench(tmp_path, "local")
+    ray = _bench(tmp_path, "ray", "--executor", "ray")
+    assert "executor" not in local
+    assert _figures(ray) == _figures(local)
+    assert list(ray["results"]) == CHUNKERS.split(",") and ray["n_questions"] > 0 and ray["pairs"]
+    done = ray["executor"]
+    assert done["executor"] == "ray" and done["workers"] == 2 and done["chunk_tasks"] > 0
+    assert done["vectors_computed"] > 0
+    for spec, result in ray["results"].items():
+        assert result["cached"]["chunks"], spec
+        assert result["vectors_computed"] == 0, spec
+        assert local["results"][spec]["vectors_computed"] > 0, spec
+
+
+def test_without_ray_the_executor_is_one_line_naming_the_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
+    status = main(["bench", "--data", str(ROOT / "sample_data" / "qa"), "--chunkers", "naive-500t", "--quiet",
+                   "--workspace", str(tmp_path / "ws"), "--executor", "ray"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert len(err) == 1 and err[0].startswith("error: --executor ray needs Ray")
+    from core.evaluation.ray_executor import RAY_PIN
+
+    assert f".venv/bin/pip install ray=={RAY_PIN}" in err[0] and "bash scripts/setup.sh --test" in err[0]
+
+
+def test_ray_address_without_the_ray_executor_is_refused(tmp_path, capsys):
+    status = main(["bench", "--data", str(ROOT / "sample_data" / "qa"), "--chunkers", "naive-500t", "--quiet",
+                   "--workspace", str(tmp_path / "ws"), "--ray-address", "auto"])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == "error: --ray-address goes with --executor ray"
+
+
+def test_the_pin_is_the_test_set_ups_and_not_the_apps():
+    from core.evaluation.ray_executor import RAY_PIN
+
+    test_pins = (ROOT / "requirements-test.txt").read_text().splitlines()
+    assert f"ray=={RAY_PIN}" in test_pins
+    assert not any(line.startswith("ray") for line in (ROOT / "requirements.txt").read_text().splitlines())
+
+
+def test_usage_statistics_are_off_before_ray_starts(monkeypatch):
+    from core.evaluation.ray_executor import import_ray
+
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "1")
+    import_ray()
+    import os
+
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+
+
+def test_core_does_not_import_ray_until_asked():
+    code = ("import sys, core.catalog, core.__main__, core.evaluation.prefetch, core.evaluation.ray_executor; "
+            "print('ray' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
