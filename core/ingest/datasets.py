@@ -5,7 +5,8 @@ references as exact character spans. Any folder in this format works, not only t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -282,6 +283,39 @@ def _slice(dataset: QADataset, docs: list[Document], label: str) -> QADataset:
     if not questions:
         raise DatasetError(f"{dataset.name}: no question refers only to {label}")
     return QADataset(f"{dataset.name} ({label})", docs, questions, source=dataset.source)
+
+
+def stratified_questions(questions: Sequence[Question], n: int, seed: int = 0) -> list[Question]:
+    """At most `n` of `questions`, stratified by document: each document (of a question's first gold span) keeps
+    its share of `n`, by largest remainder, and within it a seeded draw picks which; the chosen keep the set's
+    order. A sample drawn this way asks about every document as the whole set does, so a chunker that is good on
+    one manual only neither gains nor loses by the cut."""
+    if n < 1:
+        raise DatasetError("the number of questions to sample must be at least 1")
+    if len(questions) <= n:
+        return list(questions)
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        groups.setdefault(q.references[0].doc_id if q.references else "", []).append(i)
+    exact = {doc: n * len(members) / len(questions) for doc, members in groups.items()}
+    quota = {doc: int(share) for doc, share in exact.items()}
+    by_remainder = sorted(groups, key=lambda doc: exact[doc] - quota[doc], reverse=True)  # stable: first seen wins
+    for doc in by_remainder[:n - sum(quota.values())]:
+        quota[doc] += 1
+    rng = random.Random(seed)
+    kept = sorted(i for doc, members in groups.items() for i in rng.sample(members, quota[doc]))
+    return [questions[i] for i in kept]
+
+
+def sample_questions(dataset: QADataset, n: int, seed: int = 0) -> QADataset:
+    """The set with every document and `n` of its questions (`stratified_questions`): at scale the store still holds
+    the whole library, so collisions between look-alike manuals are as they are; only the questions are fewer,
+    and each figure's interval says what that many questions allow."""
+    chosen = stratified_questions(dataset.questions, n, seed)
+    if len(chosen) == len(dataset.questions):
+        return dataset
+    return replace(dataset, name=f"{dataset.name} ({len(chosen)} of {len(dataset.questions)} questions, seed {seed})",
+                   questions=chosen)
 
 
 def first_documents(dataset: QADataset, n: int) -> QADataset:

@@ -4,7 +4,6 @@ library."""
 from __future__ import annotations
 
 import dataclasses
-import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from core.evaluation.embedder_choice import fast_setting_cost
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import SourceOf, evaluate, same_document
 from core.infra.errors import ChunkLensError
-from core.ingest.datasets import QADataset, corpus_jsonl, questions_jsonl
+from core.ingest.datasets import QADataset, corpus_jsonl, questions_jsonl, stratified_questions
 from core.schema.documents import Document
 from core.schema.questions import Question
 from core.services import Services
@@ -77,23 +76,9 @@ CAP_SEED = 0
 
 
 def capped_questions(questions: Sequence[Question], cap: int | None, seed: int = CAP_SEED) -> list[Question]:
-    """At most `cap` of `questions` (all of them when `cap` is None or 0), stratified by document: each document
-    (of a question's first gold span) keeps its share of the cap, by largest remainder, and within it a seeded
-    draw picks which; the chosen keep the set's order. A set capped this way asks about every document as the
-    whole set does, so a chunker that is good on one manual only neither gains nor loses by the cut."""
-    if not cap or len(questions) <= cap:
-        return list(questions)
-    groups: dict[str, list[int]] = {}
-    for i, q in enumerate(questions):
-        groups.setdefault(q.references[0].doc_id if q.references else "", []).append(i)
-    exact = {doc: cap * len(members) / len(questions) for doc, members in groups.items()}
-    quota = {doc: int(share) for doc, share in exact.items()}
-    by_remainder = sorted(groups, key=lambda doc: exact[doc] - quota[doc], reverse=True)  # stable: first seen wins
-    for doc in by_remainder[:cap - sum(quota.values())]:
-        quota[doc] += 1
-    rng = random.Random(seed)
-    kept = sorted(i for doc, members in groups.items() for i in rng.sample(members, quota[doc]))
-    return [questions[i] for i in kept]
+    """At most `cap` of `questions` (all of them when `cap` is None or 0), stratified by document with a seeded
+    draw (`core.ingest.datasets.stratified_questions`)."""
+    return stratified_questions(questions, cap, seed) if cap else list(questions)
 
 
 def question_cap_line(report: Mapping[str, Any]) -> str | None:
