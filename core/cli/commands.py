@@ -82,9 +82,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if getattr(args, "ray_address", None) and getattr(args, "executor", "local") != "ray":
         raise ChunkLensError("--ray-address goes with --executor ray")
     if getattr(args, "executor", "local") == "ray":
-        from core.evaluation.ray_executor import import_ray
+        from core.evaluation.ray_executor import cluster_address, import_ray
 
         import_ray()  # not installed: one line naming the install command, before any slow work
+        if args.ray_address:
+            cluster_address(args.ray_address)  # likewise a malformed address
     datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
     if args.gold_cnm:
         datasets = [attach_gold(d, args.gold_cnm) for d in datasets]

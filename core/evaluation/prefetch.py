@@ -16,6 +16,7 @@ worker from the settings and the worker's own environment (`worker_context`): no
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
@@ -60,6 +61,7 @@ class GroupJob:
 class Executor(Protocol):
     """Where the work runs: `workers` in parallel; results are yielded as they finish, by their job's position."""
 
+    name: str
     workers: int
 
     def chunk(self, settings: Settings, library: Sequence[Document],
@@ -159,10 +161,10 @@ class PrefetchReport:
 
 
 def prefetch(documents: Sequence[Document], specs: Sequence[str], services: Services, executor: Executor,
-             cnm_examples: Any = None, progress: ProgressFn | None = None, name: str = "ray") -> PrefetchReport:
+             cnm_examples: Any = None, progress: ProgressFn | None = None) -> PrefetchReport:
     """Every chunk run and vector the bench will need for `specs` over `documents` (the documents as the bench
     reads them: joined when it joins), computed on `executor` and written into the workspace's caches."""
-    report = PrefetchReport(name, executor.workers)
+    report = PrefetchReport(executor.name, executor.workers)
     cache_dir = services.workspace.chunk_runs
     context = services.context()
     chunkers = [make_chunker(spec, context) for spec in specs]
@@ -212,7 +214,7 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
         write_atomically(path, json.dumps(data))
         parts[n][g] = data
         if progress:
-            progress("chunk (ray)", done, len(jobs))
+            progress(f"chunk ({executor.name})", done, len(jobs))
     for n, kept in parts.items():
         _write_run(documents, chunkers[n], groups, kept, cache_dir)
 
@@ -274,13 +276,15 @@ def _embed(texts: Sequence[str], services: Services, executor: Executor, report:
         embedder.cache.put_many({keys[t]: v for t, v in zip(batches[b], vectors)})
         report.vectors_computed += len(batches[b])
         if progress:
-            progress("embed (ray)", done, len(batches))
+            progress(f"embed ({executor.name})", done, len(batches))
 
 
 def _server_embed(embedder: CachedEmbedder, batches: Sequence[Sequence[str]]) -> Iterator[tuple[int, np.ndarray]]:
     """An embedding server's batches, SERVER_REQUESTS at a time, from this process (the server does the work)."""
     with ThreadPoolExecutor(SERVER_REQUESTS, thread_name_prefix="embed-server") as pool:
-        futures = {pool.submit(embedder.inner.embed, list(batch)): b for b, batch in enumerate(batches)}
+        # each request in a copy of this thread's context, so it is charged to the running request budget, if any
+        futures = {pool.submit(contextvars.copy_context().run, embedder.inner.embed, list(batch)): b
+                   for b, batch in enumerate(batches)}
         for future, b in futures.items():
             yield b, future.result()
 
@@ -288,6 +292,7 @@ def _server_embed(embedder: CachedEmbedder, batches: Sequence[Sequence[str]]) ->
 class InlineExecutor:
     """Every task in this process, one after another: the executor the prefetch is tested with without Ray."""
 
+    name = "inline"
     workers = 1
 
     def chunk(self, settings: Settings, library: Sequence[Document],

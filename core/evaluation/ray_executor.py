@@ -51,6 +51,8 @@ def ray_executor(address: str | None = None) -> Iterator[RayExecutor]:
     ray = import_ray()
     started = False
     if not ray.is_initialized():
+        if address:
+            _check_reachable(address)
         try:
             if address:
                 ray.init(address=address, log_to_driver=False)
@@ -69,6 +71,39 @@ def ray_executor(address: str | None = None) -> Iterator[RayExecutor]:
             ray.shutdown()
 
 
+#: seconds to wait for a cluster's address to answer at all (Ray itself waits on an address that never answers)
+CONNECT_SECONDS = 5.0
+
+
+def cluster_address(address: str) -> tuple[str, int] | None:
+    """The (host, port) of `--ray-address` (None for `auto`); one ChunkLensError line for anything else."""
+    from urllib.parse import urlsplit
+
+    if address == "auto":
+        return None
+    where = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = where.hostname, where.port
+    except ValueError:
+        host, port = None, None
+    if where.scheme != "ray" or not host or not port:
+        raise ChunkLensError(f"--ray-address must be auto, HOST:PORT or ray://HOST:PORT, not '{address[:200]}'")
+    return host, port
+
+
+def _check_reachable(address: str) -> None:
+    """One ChunkLensError line when nothing answers at a cluster's address at all."""
+    import socket
+
+    if (where := cluster_address(address)) is None:
+        return
+    try:
+        socket.create_connection(where, timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ChunkLensError(f"cannot join the Ray cluster at {address}: nothing answers there "
+                             f"({exc.strerror or type(exc).__name__})") from None
+
+
 class _EmbedActor:
     """One worker's embedder, loaded once (`core.store.embedders.local_embedder`), embedding batch after batch."""
 
@@ -83,6 +118,8 @@ class _EmbedActor:
 
 class RayExecutor:
     """`core.evaluation.prefetch.Executor` on Ray: `workers` is the cluster's CPU count, one task or actor each."""
+
+    name = "ray"
 
     def __init__(self, ray: Any, workers: int) -> None:
         self.ray = ray

@@ -110,3 +110,47 @@ def test_core_does_not_import_ray_until_asked():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path):
+    """No Ray in the process: `--executor ray` starts one of this machine's CPUs for the run and stops it; and a
+    second run over the same workspace finds every chunk run cached (nothing is chunked again)."""
+    from core.evaluation.ray_executor import available_cpus
+    from tests.support.cli import run_cli
+
+    out = tmp_path / "report.json"
+    args = ("bench", "--data", str(ROOT / "sample_data" / "qa"), "--max-docs", "2", "--chunkers", "naive-500t",
+            "--quiet", "--executor", "ray", "--out", str(out))
+    for attempt in (1, 2):
+        proc = run_cli(*args, workspace=tmp_path / "ws")
+        assert proc.returncode == 0, proc.stderr
+        done = json.loads(out.read_text())["executor"]
+        assert done["address"] == "local instance" and done["workers"] == available_cpus()
+        assert (done["chunk_tasks"] > 0, done["runs_cached"]) == ((True, 0) if attempt == 1 else (False, 1))
+
+
+@pytest.mark.parametrize("form", ["{}", "ray://{}"])
+def test_a_cluster_that_is_not_there_is_one_line(tmp_path, form):
+    """Nothing listens at the address: one line, at once (Ray alone waits on such an address for good)."""
+    import socket
+
+    from tests.support.cli import run_cli
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = form.format(f"127.0.0.1:{free.getsockname()[1]}")
+    proc = run_cli("bench", "--data", str(ROOT / "sample_data" / "qa"), "--chunkers", "naive-500t", "--quiet",
+                   "--executor", "ray", "--ray-address", address, workspace=tmp_path / "ws")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: cannot join the Ray cluster at {address}: nothing answers "
+                                                "there (Connection refused)"]
+
+
+@pytest.mark.parametrize("address", ["bad address", "ray://nohost", "http://127.0.0.1:6379"])
+def test_a_malformed_address_is_one_line(tmp_path, capsys, address):
+    status = main(["bench", "--data", str(ROOT / "sample_data" / "qa"), "--chunkers", "naive-500t", "--quiet",
+                   "--workspace", str(tmp_path / "ws"), "--executor", "ray", "--ray-address", address])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == ("error: --ray-address must be auto, HOST:PORT or ray://HOST:PORT, "
+                                               f"not '{address}'")
