@@ -57,8 +57,9 @@ def ray_executor(address: str | None = None) -> Iterator[RayExecutor]:
             if address:
                 ray.init(address=address, log_to_driver=False)
             else:
-                ray.init(num_cpus=available_cpus(), object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False,
-                         log_to_driver=False)
+                # "local": a new instance even where RAY_ADDRESS or a `ray start` would have Ray join another
+                ray.init(address="local", num_cpus=available_cpus(), object_store_memory=OBJECT_STORE_BYTES,
+                         include_dashboard=False, log_to_driver=False)
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds for a cluster it cannot reach or start
             where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
             said = str(exc).strip().splitlines()

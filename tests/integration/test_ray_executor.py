@@ -4,6 +4,7 @@ optional (one line naming the install command without it) and never imported by 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -19,9 +20,10 @@ CHUNKERS = "naive-500t,recursive,chop"
 COST_KEYS = ("seconds", "cached", "scores_cached", "vectors_computed")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_ray():
-    """One local Ray instance of two CPUs for the session (the bench uses a Ray already started in its process)."""
+    """One local Ray instance of two CPUs for this module's tests (the bench uses a Ray already started in its
+    process), stopped after them."""
     from core.evaluation.ray_executor import OBJECT_STORE_BYTES, import_ray
 
     ray = import_ray()
@@ -117,13 +119,16 @@ def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path):
     """No Ray in the process: `--executor ray` starts one of this machine's CPUs for the run and stops it; and a
     second run over the same workspace finds every chunk run cached (nothing is chunked again)."""
     from core.evaluation.ray_executor import available_cpus
-    from tests.support.cli import run_cli
 
     out = tmp_path / "report.json"
+    # an address Ray would otherwise join (nothing answers there): no --ray-address means a new local instance
+    env = {**os.environ, "CHUNKLENS_WORKSPACE": str(tmp_path / "ws"), "HF_HUB_OFFLINE": "1",
+           "RAY_ADDRESS": "127.0.0.1:1"}
     args = ("bench", "--data", str(ROOT / "sample_data" / "qa"), "--max-docs", "2", "--chunkers", "naive-500t",
             "--quiet", "--executor", "ray", "--out", str(out))
     for attempt in (1, 2):
-        proc = run_cli(*args, workspace=tmp_path / "ws")
+        proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
         done = json.loads(out.read_text())["executor"]
         assert done["address"] == "local instance" and done["workers"] == available_cpus()
