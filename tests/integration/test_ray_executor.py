@@ -3,6 +3,7 @@ optional (one line naming the install command without it) and never imported by 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import pytest
 
 from core.__main__ import main
+from core.chunkers.paragraph import ParagraphChunker
+from core.infra.errors import ChunkLensError
 from tests.support.data import ROOT, shared_dataset
 
 #: look-alike pairs (a module and its revision), so wrong_doc and the collisions have something to measure
@@ -159,3 +162,27 @@ def test_a_malformed_address_is_one_line(tmp_path, capsys, address):
     assert status == 2
     assert capsys.readouterr().err.strip() == ("error: --ray-address must be auto, HOST:PORT or ray://HOST:PORT, "
                                                f"not '{address}'")
+
+
+@dataclasses.dataclass
+class _Refusing(ParagraphChunker):
+    """A chunker that fails as chunkers fail on bad input: a ChunkLensError of one line."""
+
+    def chunk(self, doc):
+        raise ChunkLensError(f"{doc.doc_id}: refused")
+
+
+@pytest.mark.slow
+def test_a_task_that_fails_with_one_line_fails_the_run_with_that_line(local_ray, tmp_path):
+    """A chunker's error on a worker reaches the command line as its own line, not as Ray's remote traceback."""
+    from core.evaluation.prefetch import GroupJob
+    from core.evaluation.ray_executor import RayExecutor
+    from core.ingest.datasets import load_dataset
+    from core.settings import Settings
+
+    documents = load_dataset(ROOT / "sample_data" / "qa").documents[:2]
+    jobs = [GroupJob(_Refusing(), (0,)), GroupJob(_Refusing(), (1,))]
+    with pytest.raises(ChunkLensError) as caught:
+        list(RayExecutor(local_ray, 2).chunk(Settings(workspace=str(tmp_path / "ws")), documents, jobs))
+    assert type(caught.value) is ChunkLensError
+    assert str(caught.value) in {f"{d.doc_id}: refused" for d in documents}
