@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -153,11 +153,9 @@ class PrefetchReport:
     vectors_computed: int = 0
     embed_batches: int = 0
     embed_seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "extra"}
-        return {**out, **self.extra}
+        return dict(self.__dict__)
 
 
 def prefetch(documents: Sequence[Document], specs: Sequence[str], services: Services, executor: Executor,
