@@ -106,12 +106,18 @@ def _check_reachable(address: str) -> None:
 
 
 class _EmbedActor:
-    """One worker's embedder, loaded once (`core.store.embedders.local_embedder`), embedding batch after batch."""
+    """One worker's embedder, loaded once, embedding batch after batch on the one CPU Ray gave it: the default
+    MiniLM on onnxruntime with one thread (in-process it spreads over every core, so N actors would run N threads
+    each), the torch one on the one thread Ray's OMP_NUM_THREADS leaves it."""
 
     def __init__(self, settings: Settings) -> None:
         from core.store.embedders import local_embedder
+        from core.store.embeddings import BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
+        from core.store.onnx_embedder import OnnxMiniLMEmbedder
 
-        self.inner = local_embedder(settings.embedder, settings.long_text)
+        precision = {BUNDLED_MINILM_FP32: "fp32", BUNDLED_MINILM_INT8: "int8"}.get(settings.embedder)
+        self.inner = (OnnxMiniLMEmbedder(long_text=settings.long_text, workers=1, precision=precision)  # type: ignore[arg-type]
+                      if precision else local_embedder(settings.embedder, settings.long_text))
 
     def embed(self, b: int, batch: Sequence[str]) -> tuple[int, np.ndarray]:
         return b, self.inner.embed(list(batch))

@@ -186,3 +186,22 @@ def test_a_task_that_fails_with_one_line_fails_the_run_with_that_line(local_ray,
         list(RayExecutor(local_ray, 2).chunk(Settings(workspace=str(tmp_path / "ws")), documents, jobs))
     assert type(caught.value) is ChunkLensError
     assert str(caught.value) in {f"{d.doc_id}: refused" for d in documents}
+
+
+def test_an_embedding_actor_uses_one_thread_and_gives_the_drivers_vectors_to_the_bit(tmp_path):
+    """One Ray CPU, one embedding thread (not every core per actor); and a vector depends on its text only, so
+    the actor's are the in-process embedder's exactly, whatever the batch."""
+    import numpy as np
+
+    from core.evaluation.ray_executor import _EmbedActor
+    from core.settings import Settings
+    from core.store.embedders import local_embedder
+
+    settings = Settings(workspace=str(tmp_path / "ws"))
+    actor = _EmbedActor(settings)
+    assert actor.inner.workers == 1
+    texts = ["Clean the filter every two weeks.", "E4: the sensor failed.", "short", "a longer text " * 40]
+    b, vectors = actor.embed(7, texts)
+    assert b == 7
+    assert np.array_equal(vectors, local_embedder(settings.embedder, settings.long_text).embed(texts))
+    assert np.array_equal(actor.embed(0, texts[2:3])[1][0], vectors[2])
