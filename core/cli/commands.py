@@ -72,6 +72,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         first_documents,
         load_dataset,
         read_cnm_examples,
+        sample_questions,
         select_documents,
         without_gold,
     )
@@ -96,6 +97,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         datasets = [select_documents(d, args.doc_ids) for d in datasets]
     if args.max_docs:
         datasets = [first_documents(d, args.max_docs) for d in datasets]
+    sampled = {}  # set name -> how many questions the whole set had, for the report's `question_sample`
+    if args.sample_questions is not None:
+        for i, d in enumerate(datasets):
+            datasets[i] = sample_questions(d, args.sample_questions, args.sample_seed)
+            sampled[datasets[i].name] = len(d.questions)
     for ds, taught in zip(datasets, examples):
         if taught:
             _check_examples(args.cnm_examples, ds, taught)
@@ -119,6 +125,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 documents = (joined(ds) if args.join else ds).documents
                 done = prefetch(documents, args.chunkers, services, executor, taught, progress).to_json()
             report = bench_dataset(ds, args.chunkers, options, services, progress)
+            if ds.name in sampled:
+                report["question_sample"] = {"scored": len(ds.questions), "of": sampled[ds.name],
+                                             "seed": args.sample_seed, "stratified_by": "document"}
             if done is not None:
                 report["executor"] = {**done, "address": args.ray_address or "local instance"}
             reports.append(report)

@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--join", action="store_true", help="join each folder's documents into one stream")
     bench.add_argument("--max-docs", type=int, metavar="N",
                        help="only each folder's first N documents and the questions about them")
+    bench.add_argument("--sample-questions", type=int, metavar="N",
+                       help="score N of each set's questions, drawn stratified by document (every document keeps its "
+                            "share) with --sample-seed; every document stays in the store")
+    bench.add_argument("--sample-seed", type=int, default=0, metavar="S", help="the seed of --sample-questions' draw")
     bench.add_argument("--doc-ids", type=lambda v: [x for x in v.split(",") if x], metavar="ID[,ID...]",
                        help="only these documents and the questions about them")
     bench.add_argument("--gold-cnm", type=Path, metavar="FILE",

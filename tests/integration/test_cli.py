@@ -106,6 +106,7 @@ def test_bench_writes_the_json_contract(tiny, tmp_path):
         (["--chunkers", "paragraph", "--lexical-weight", "1.5"], "lexical weight must be between 0 and 1"),
         (["--chunkers", "paragraph", "--lexical-weight", "half"], "--lexical-weight takes a number"),
         (["--chunkers", "paragraph:prefix=toc"], "prefix must be one of none, title, headings"),
+        (["--chunkers", "paragraph", "--sample-questions", "0"], "questions to sample must be at least 1"),
     ],
 )
 def test_bad_input_is_one_clear_line(tiny, tmp_path, args, message):
@@ -153,3 +154,18 @@ def test_table_of_a_deeply_nested_file_is_one_clear_line(tmp_path):
     proc = run_cli("table", str(bad), workspace=tmp_path)
     assert proc.returncode == 2 and "not a bench report (not valid JSON: nested too deeply" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_question_sample_keeps_every_document_and_says_what_it_scored(tiny, tmp_path):
+    from core.ingest.datasets import load_dataset
+
+    whole = load_dataset(tiny)
+    out = tmp_path / "report.json"
+    proc = run_cli("bench", "--data", str(tiny), "--chunkers", "paragraph", "--k", "1", "--retrieval", "bm25",
+                   "--sample-questions", "2", "--sample-seed", "5", "--out", str(out), workspace=tmp_path / "ws")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["n_questions"] == 2 < len(whole.questions) and report["n_documents"] == len(whole.documents)
+    assert report["question_sample"] == {"scored": 2, "of": len(whole.questions), "seed": 5,
+                                         "stratified_by": "document"}
+    assert len(report["results"]["paragraph"]["per_question"]["hit@1"]) == 2
