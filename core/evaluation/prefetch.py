@@ -264,9 +264,7 @@ def _embed(texts: Sequence[str], services: Services, executor: Executor, report:
         if copied:
             embedder.cache.put_many(copied)
             found.update(copied)
-    missing = [t for t in texts if keys[t] not in found]
-    ordered = [missing[i] for i in by_length(missing)]
-    batches = [ordered[i : i + embedder.save_every] for i in range(0, len(ordered), embedder.save_every)]
+    batches = length_batches([t for t in texts if keys[t] not in found], embedder.save_every)
     report.embed_batches = len(batches)
     results = (_server_embed(embedder, batches) if embedder.key.startswith("openai:")
                else executor.embed(services.settings, batches))
@@ -275,6 +273,13 @@ def _embed(texts: Sequence[str], services: Services, executor: Executor, report:
         report.vectors_computed += len(batches[b])
         if progress:
             progress(f"embed ({executor.name})", done, len(batches))
+
+
+def length_batches(texts: Sequence[str], size: int) -> list[list[str]]:
+    """`texts` shortest first (`by_length`: a batch is padded to its longest text) in batches of `size`: the
+    embedding work an executor is given, here and in `bench.scale --executor ray`."""
+    ordered = [texts[i] for i in by_length(texts)]
+    return [ordered[i : i + size] for i in range(0, len(ordered), max(1, size))]
 
 
 def _server_embed(embedder: CachedEmbedder, batches: Sequence[Sequence[str]]) -> Iterator[tuple[int, np.ndarray]]:

@@ -124,7 +124,8 @@ class _EmbedActor:
 
 
 class RayExecutor:
-    """`core.evaluation.prefetch.Executor` on Ray: `workers` is the cluster's CPU count, one task or actor each."""
+    """`core.evaluation.prefetch.Executor` on Ray: `workers` tasks or actors at a time (the bench gives the cluster's
+    CPU count; `bench.scale` fewer, to measure what one worker does), never more in flight."""
 
     name = "ray"
 
@@ -138,13 +139,18 @@ class RayExecutor:
             return
         task = self.ray.remote(num_cpus=1)(chunk_group)
         shared = self.ray.put(list(library))  # once, for every task
-        refs = [task.remote(job.chunker, settings, shared, job.indices) for job in jobs]
-        position = {ref: j for j, ref in enumerate(refs)}
-        pending = list(refs)
+        position: dict[Any, int] = {}
+        pending: list[Any] = []
+        for j, job in enumerate(jobs):
+            if len(pending) >= self.workers:  # a task more only as one finishes
+                ready, pending = self.ray.wait(pending, num_returns=1)
+                yield position[ready[0]], self._get(ready[0])
+            ref = task.remote(job.chunker, settings, shared, job.indices)
+            position[ref] = j
+            pending.append(ref)
         while pending:
             ready, pending = self.ray.wait(pending, num_returns=1)
-            for ref in ready:
-                yield position[ref], self._get(ref)
+            yield position[ready[0]], self._get(ready[0])
 
     def embed(self, settings: Settings, batches: Sequence[Sequence[str]]) -> Iterator[tuple[int, np.ndarray]]:
         if not batches:
