@@ -4,6 +4,7 @@
                           [--embedder SPEC] [--growth-store embedded|server]
                           [--questions 50] [--k 5] [--sizes 10000,100000,300000] [--stores embedded,server]
                           [--noise 0.02] [--seed 0] [--skip-growth] [--skip-latency] [--json OUT]
+                          [--executor local|ray] [--workers 1,2] [--ray-address auto|HOST:PORT]
 
 Part 1, work growth. The corpus (emanual_galaxy, 19 manuals, 2.4 MB; the first --fraction of its documents by
 count, at least one) is repeated m times for each --scales m; every repeat is a copy of each `Document` whose id
@@ -16,6 +17,17 @@ called directly, WITHOUT the app's vector cache, so every repeat is really compu
 one per call as the Query page does, and that cost is reported apart). Peak RSS of this process
 (`bench.perf.RssPeak`) is sampled over each scale. Each stage's seconds are then fitted against MB by least
 squares (seconds per MB and an intercept, the fixed cost), so what 10x the corpus costs can be read off.
+
+With `--executor ray`, each scale's chunking and embedding are done again on Ray after the local ones, once per
+--workers N, as `core bench --executor ray` does them (`core.evaluation.ray_executor.RayExecutor`): the chunking as
+tasks over groups of documents (`prefetch.groups_of`, at most N in flight), the embedding of the same index units
+(every repeat again, no cache) in N actors that each load the embedder once, in `prefetch.length_batches`. Each
+stage is timed apart (the actors' start and model load inside the embedding), checked against the local run (the
+same number of chunks, the same vectors), and reported as documents/s, chunks/s and vectors/s, the speed-up of N
+workers over the fewest, and the overhead against the local executor's seconds for the same stages of that scale
+(the report's `ray` key). Without --ray-address a local Ray instance of this process's CPUs is started for the run
+(before part 1, so the local stages run beside it idle) and stopped at its end; every N must fit its CPUs. One
+untimed chunking task per CPU first starts Ray's worker processes, so the first scale does not pay for them.
 
 Part 2, query latency against collection size. Embedding 300,000 chunks would take most of a day on two shared
 cores, so the vectors are tiled from real ones: the chunk vectors of part 1's 1x scale (or the 1x chunks embedded
@@ -70,6 +82,12 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "emanual_galaxy"
 STORES = ("embedded", "server")
+EXECUTORS = ("local", "ray")
+#: the texts per embedding batch an actor is given (the vector cache's batch, as `core bench --executor ray` sends)
+RAY_BATCH = 128
+#: the largest difference allowed between a Ray actor's vector component and the local one (the same model, one
+#: text per call: equal to the bit in `tests/integration/test_ray_executor.py`; this allows for float printing)
+VECTOR_TOLERANCE = 1e-5
 REPEAT_MARK = "-r"  # a scale's repeat r >= 2 of document `id` is `id-r<r>`
 TILE_MARK = "-t"  # part 2's copy c of a chunk of document `id` lies in document `id-t<c>`
 TILE_TEXT_CHARS = 200
@@ -314,15 +332,131 @@ def warm_up(doc: Document, chunker: Chunker, embedder: Embedder, store: VectorSt
 
 
 def run_growth(args: argparse.Namespace, docs: Sequence[Document], chunker: Chunker, embedder: Embedder,
-               store: VectorStore, qvecs: np.ndarray) -> tuple[dict[str, Any], Base | None]:
+               store: VectorStore, qvecs: np.ndarray,
+               on_ray: Callable[[Sequence[Document], dict[str, Any], Base], None] | None = None,
+               ) -> tuple[dict[str, Any], Base | None]:
+    """Each scale's stages in this process; `on_ray`, when given, then does that scale's again on Ray."""
     rows, base = [], None
     log(f"warm-up: {warm_up(docs[0], chunker, embedder, store, qvecs):.1f} s")
     for times in args.scales:
         row, got = grow_scale(docs, times, chunker, embedder, store, qvecs, args.k)
         rows.append(row)
+        if on_ray is not None:
+            on_ray(repeated_documents(docs, times), row, got)
         if times == 1:
             base = got
     return {"store": args.growth_store, "scales": rows, "fit_against_mb": growth_fit(rows)}, base
+
+
+# --- part 1 on Ray ------------------------------------------------------------------------------------------------
+
+
+def rates(documents: int, chunks: int, vectors: int, chunking: float, embedding: float) -> dict[str, Any]:
+    """The two stages' seconds and what each does per second."""
+    return {"chunking_seconds": round(chunking, 3), "embedding_seconds": round(embedding, 3),
+            "documents_per_second": round(documents / chunking, 2) if chunking > 0 else None,
+            "chunks_per_second": round(chunks / chunking, 2) if chunking > 0 else None,
+            "vectors_per_second": round(vectors / embedding, 2) if embedding > 0 else None}
+
+
+def _over(a: float, b: float) -> float | None:
+    """a / b to three places; None when b rounded to nothing (a stage of under half a millisecond)."""
+    return round(a / b, 3) if b > 0 else None
+
+
+def ray_stages(ray: Any, workers: int, settings: Any, spec: str, corpus: Sequence[Document],
+               texts: Sequence[str]) -> tuple[int, np.ndarray, float, float]:
+    """Chunking and embedding of `corpus` on `workers` Ray workers, timed apart: the chunks made, the vectors of
+    `texts` (in their order), and the two stages' seconds."""
+    from core.chunkers.registry import make_chunker
+    from core.evaluation.prefetch import GroupJob, groups_of, length_batches
+    from core.evaluation.ray_executor import RayExecutor
+    from core.store.embeddings import by_length
+
+    executor = RayExecutor(ray, workers)
+    jobs = [GroupJob(make_chunker(spec), indices) for indices in groups_of(len(corpus), workers)]
+    t0 = time.perf_counter()
+    chunks = sum(len(result["chunks"]) for _, result in executor.chunk(settings, corpus, jobs))
+    chunking = time.perf_counter() - t0
+    order = by_length(texts)  # the order length_batches puts them in
+    batches = length_batches(texts, RAY_BATCH)
+    got: dict[int, np.ndarray] = {}
+    t0 = time.perf_counter()
+    for b, vectors in executor.embed(settings, batches):
+        got[b] = vectors
+    embedding = time.perf_counter() - t0
+    vectors = np.empty((len(texts), got[0].shape[1] if got else 0), dtype=np.float32)
+    if got:
+        vectors[order] = np.concatenate([got[b] for b in range(len(batches))])
+    return chunks, vectors, chunking, embedding
+
+
+def ray_scale(ray: Any, workers: Sequence[int], settings: Any, spec: str, corpus: Sequence[Document],
+              row: dict[str, Any], local: Base) -> dict[str, Any]:
+    """One scale on each worker count, checked against the local run's chunks and vectors; rates, the speed-up
+    over the fewest workers and the overhead against the local seconds of the same stages."""
+    texts = [u.embed_text for u in local.units]
+    base = rates(len(corpus), row["chunks"], len(texts), row["seconds"]["chunking"], row["seconds"]["embedding"])
+    runs: list[dict[str, Any]] = []
+    for n in workers:
+        chunks, vectors, chunking, embedding = ray_stages(ray, n, settings, spec, corpus, texts)
+        if chunks != row["chunks"]:
+            raise ChunkLensError(f"{row['scale']}x on {n} Ray workers made {chunks:,} chunks, the local run "
+                                 f"{row['chunks']:,}")
+        drift = float(np.abs(vectors - local.vectors).max()) if len(texts) else 0.0
+        if drift > VECTOR_TOLERANCE:
+            raise ChunkLensError(f"{row['scale']}x on {n} Ray workers: a vector differs from the local one by "
+                                 f"{drift:.3g}")
+        run = {"workers": n, "chunks": chunks, "vectors": len(vectors), "max_vector_difference": drift,
+               **rates(len(corpus), chunks, len(vectors), chunking, embedding)}
+        first = runs[0] if runs else run
+        run["speedup_over_fewest"] = {s: _over(first[f"{s}_seconds"], run[f"{s}_seconds"])
+                                      for s in ("chunking", "embedding")}
+        run["overhead_against_local"] = {
+            s: {"seconds": round(run[f"{s}_seconds"] - base[f"{s}_seconds"], 3),
+                "ratio": _over(run[f"{s}_seconds"], base[f"{s}_seconds"])} for s in ("chunking", "embedding")}
+        log(f"{row['scale']}x on {n} Ray worker(s): chunking {chunking:.2f} s, embedding {embedding:.2f} s "
+            f"(local {base['chunking_seconds']:.2f} s, {base['embedding_seconds']:.2f} s)")
+        runs.append(run)
+    return {"scale": row["scale"], "documents": len(corpus), "chunks": row["chunks"], "vectors": len(texts),
+            "local": base, "ray": runs}
+
+
+def ray_warm_up(ray: Any, cpus: int, settings: Any, spec: str, doc: Document) -> float:
+    """Untimed: one chunking task per CPU on the first 3,000 characters of `doc`, so Ray's worker processes are
+    started (and have imported the chunkers) before the first scale is timed."""
+    from core.chunkers.registry import make_chunker
+    from core.evaluation.prefetch import GroupJob
+    from core.evaluation.ray_executor import RayExecutor
+
+    small = replace(doc, doc_id="bench-scale-warm-up", text=doc.text[:3000], page_starts=[], segments=[], outline=[])
+    t0 = time.perf_counter()
+    list(RayExecutor(ray, cpus).chunk(settings, [small], [GroupJob(make_chunker(spec), (0,))] * cpus))
+    return time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def ray_part(args: argparse.Namespace, spec: str, first: Document,
+             tmp: Path) -> Iterator[tuple[Callable[..., None], dict[str, Any]]]:
+    """A Ray instance for the run (or the cluster at --ray-address, or the Ray already started in this process),
+    the per-scale callback for `run_growth`, and the report's `ray` key it fills."""
+    from core.evaluation.ray_executor import ray_executor
+    from core.settings import Settings
+
+    settings = Settings(workspace=str(tmp / "ray-workspace"), embedder=args.embedder)
+    with ray_executor(args.ray_address) as cluster:
+        if max(args.workers) > cluster.workers:
+            raise ChunkLensError(f"--workers {max(args.workers)} is more than the {cluster.workers} CPUs Ray has here")
+        out: dict[str, Any] = {"address": args.ray_address or "a local instance started for the run",
+                               "cpus": cluster.workers, "workers": list(args.workers), "embed_batch": RAY_BATCH,
+                               "warm_up_seconds": round(ray_warm_up(cluster.ray, cluster.workers, settings, spec,
+                                                                    first), 3),
+                               "scales": []}
+
+        def on_scale(corpus: Sequence[Document], row: dict[str, Any], local: Base) -> None:
+            out["scales"].append(ray_scale(cluster.ray, args.workers, settings, spec, corpus, row, local))
+
+        yield on_scale, out
 
 
 def embed_base(docs: Sequence[Document], chunker: Chunker, embedder: Embedder) -> Base:
@@ -460,6 +594,29 @@ def _line_fit(label: str, fit: dict[str, Any] | None) -> str:
             f"(r² {fit['r2']:.3f}{rate})")
 
 
+def _ratio(value: float | None, form: str = ".2f") -> str:
+    return "n/a" if value is None else format(value, form)
+
+
+def ray_text(ray: dict[str, Any]) -> list[str]:
+    """Part 1's stages on Ray per worker count, beside the local executor's on the same scale."""
+    rows = []
+    for sc in ray["scales"]:
+        for r in [{"workers": "local", **sc["local"]}, *sc["ray"]]:
+            up, over = r.get("speedup_over_fewest"), r.get("overhead_against_local")
+            rows.append([f"{sc['scale']}x", str(r["workers"]), f"{sc['documents']}", f"{sc['chunks']:,}",
+                         f"{r['chunking_seconds']:.3f}", _ratio(r["documents_per_second"], ",.2f"),
+                         _ratio(r["chunks_per_second"], ",.1f"), f"{r['embedding_seconds']:.2f}",
+                         _ratio(r["vectors_per_second"], ",.1f"),
+                         " / ".join(_ratio(up[s]) for s in ("chunking", "embedding")) if up else "",
+                         " / ".join(_ratio(over[s]["ratio"]) for s in ("chunking", "embedding")) if over else ""])
+    return [f"part 1 on Ray ({ray['address']}, {ray['cpus']} CPUs; workers {','.join(map(str, ray['workers']))}; "
+            f"embedding batches of {ray['embed_batch']} texts, actors' start and model load included)",
+            *_table(["scale", "workers", "docs", "chunks", "chunking s", "docs/s", "chunks/s", "embedding s",
+                     "vectors/s", "speed-up chunk / embed", "x local chunk / embed"], rows),
+            f"speed-up: over {ray['workers'][0]} worker(s); x local: Ray's seconds over the local executor's"]
+
+
 def report_text(report: dict[str, Any]) -> str:
     inp, m = report["input"], report["machine"]
     qe = report["query_embedding"]
@@ -508,6 +665,8 @@ def report_text(report: dict[str, Any]) -> str:
             lines.append(f"  {which}: p50 {f['ms_per_100k_chunks']:+.3f} ms per 100k chunks (r² {f['r2_linear']:.3f}), "
                          f"{f['ms_per_decade']:+.3f} ms per decade (r² {f['r2_log10']:.3f}); p50({f['sizes'][-1]:,}) "
                          f"/ p50({f['sizes'][0]:,}) = {f['p50_ratio_largest_to_smallest']}")
+    if report.get("ray"):
+        lines += ["", *ray_text(report["ray"])]
     lines += ["", "scale out:", *(f"  {k}: {v}" for k, v in report["scale_out"].items())]
     return "\n".join(lines)
 
@@ -558,6 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-growth", action="store_true", help="run part 2 only")
     parser.add_argument("--skip-latency", action="store_true", help="run part 1 only")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the report as JSON here")
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help="ray: part 1's chunking and embedding also done on Ray, per --workers count")
+    parser.add_argument("--workers", type=_positive_ints, default=[1, 2], metavar="N[,N...]",
+                        help="--executor ray: the Ray worker counts to measure (each at most Ray's CPUs)")
+    parser.add_argument("--ray-address", default=None, metavar="auto|HOST:PORT",
+                        help="--executor ray: join this Ray cluster instead of starting a local instance")
     return parser
 
 
@@ -598,8 +763,12 @@ def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     }
     base: Base | None = None
     if not args.skip_growth:
-        with fresh_store(args.growth_store, tmp / "growth") as opened:
-            report["growth"], base = run_growth(args, docs, chunker, embedder, opened.store, qvecs)
+        with contextlib.ExitStack() as stack:
+            on_ray = None
+            if args.executor == "ray":
+                on_ray, report["ray"] = stack.enter_context(ray_part(args, chunker.spec, docs[0], tmp))
+            opened = stack.enter_context(fresh_store(args.growth_store, tmp / "growth"))
+            report["growth"], base = run_growth(args, docs, chunker, embedder, opened.store, qvecs, on_ray)
             report["growth"].update(server_figures(opened))
     if not args.skip_latency:
         if base is None:
@@ -616,6 +785,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise ChunkLensError("--skip-growth and --skip-latency together leave nothing to run")
     if min(args.questions, args.k) < 1 or args.noise < 0:
         raise ChunkLensError("--questions and --k must be at least 1, --noise at least 0")
+    if args.executor == "ray":
+        if args.skip_growth:
+            raise ChunkLensError("--executor ray measures part 1's stages; it has nothing to do with --skip-growth")
+        if args.embedder.startswith("openai:"):
+            raise ChunkLensError("--executor ray measures embedding actors on Ray's workers; an embedding server "
+                                 "embeds on its own side (`core bench` sends it concurrent requests instead)")
+        args.workers = sorted(args.workers)
+    elif args.ray_address:
+        raise ChunkLensError("--ray-address needs --executor ray")
     return run_offline("bench-scale-", run, report_text, args)
 
 
