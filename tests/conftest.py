@@ -117,3 +117,18 @@ def _error_details_restored():
     before = config.get_option("client.showErrorDetails")
     yield
     config.set_option("client.showErrorDetails", before)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray instance of two CPUs for a module's tests (the bench and bench.scale use a Ray already started
+    in their process), stopped after them."""
+    from core.evaluation.ray_executor import OBJECT_STORE_BYTES, import_ray
+
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()

@@ -16,21 +16,6 @@ SAMPLE = ROOT / "sample_data" / "qa"
 TINY = ["--data", str(SAMPLE), "--fraction", "0.01", "--scales", "1", "--questions", "5", "--skip-latency"]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """One local Ray instance of two CPUs for this module's tests (bench.scale uses a Ray already started in its
-    process), stopped after them."""
-    from core.evaluation.ray_executor import OBJECT_STORE_BYTES, import_ray
-
-    ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started:
-        ray.shutdown()
-
-
 @pytest.mark.slow
 def test_ray_executor_reports_both_worker_counts_against_the_local_stages(local_ray, tmp_path, capsys):
     out = tmp_path / "scale_ray.json"

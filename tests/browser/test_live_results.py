@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav
+from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav, pick_chunkers
 from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow
@@ -23,13 +23,9 @@ def test_the_first_chunkers_row_shows_before_the_run_ends(app_url, browser):
     add_pdfs(page, {MANUAL.name: MANUAL.read_bytes()})
 
     nav(page, "Chunk & compare")
-    chunkers = page.get_by_test_id("stMultiSelect").filter(has_text="Chunkers").first
-    chunkers.get_by_role("button", name="Clear all").click()
-    extra = page.get_by_label("More chunkers with parameters (comma separated)")
     # semantic over 4 sentences either side: texts no other test embeds, so no vector of this session's shared
     # workspace (another test runs the defaults on this manual) makes it fast enough to close the window
-    extra.fill(f"paragraph, {SLOW}")
-    extra.press("Enter")
+    pick_chunkers(page, ["paragraph", SLOW])
     page.get_by_role("button", name="Run chunkers").click()
 
     status = page.get_by_test_id("stExpander").filter(has_text="Chunking and indexing")

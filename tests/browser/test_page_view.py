@@ -8,7 +8,7 @@ import pytest
 from core.chunkers.registry import make_chunker
 from core.ingest.documents import load_file
 from core.outputs.pageview import load_page, place_chunks
-from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav
+from tests.support.browser import SHOTS, UI_WAIT, add_pdfs, nav, pick_chunkers
 from tests.support.data import ROOT
 
 pytestmark = pytest.mark.slow
@@ -37,11 +37,7 @@ def test_boxes_of_two_chunkers_on_page_one_and_a_click_shows_the_chunk(app_url, 
     add_pdfs(page, {MANUAL.name: MANUAL.read_bytes()})
 
     nav(page, "Chunk & compare")
-    chunkers = page.get_by_test_id("stMultiSelect").filter(has_text="Chunkers").first
-    chunkers.get_by_role("button", name="Clear all").click()
-    extra = page.get_by_label("More chunkers with parameters (comma separated)")
-    extra.fill(", ".join(SPECS))
-    extra.press("Enter")
+    pick_chunkers(page, list(SPECS))
     page.get_by_role("button", name="Run chunkers").click()
     page.get_by_text("Ran 2 chunker(s)").wait_for(timeout=600_000)
     page.get_by_text("Chunks on the page").wait_for(timeout=UI_WAIT)

@@ -23,21 +23,6 @@ CHUNKERS = "naive-500t,recursive,chop"
 COST_KEYS = ("seconds", "cached", "scores_cached", "vectors_computed")
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """One local Ray instance of two CPUs for this module's tests (the bench uses a Ray already started in its
-    process), stopped after them."""
-    from core.evaluation.ray_executor import OBJECT_STORE_BYTES, import_ray
-
-    ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started:
-        ray.shutdown()
-
-
 def _bench(tmp_path, name: str, *extra: str) -> dict:
     out = tmp_path / f"{name}.json"
     status = main(["bench", "--data", str(shared_dataset("eurorack_modules")), "--doc-ids", DOC_IDS, "--chunkers",

@@ -29,3 +29,12 @@ def add_pdfs(page, files: dict[str, bytes]) -> None:
         {"name": name, "mimeType": "application/pdf", "buffer": data} for name, data in files.items()])
     page.get_by_role("button", name="Add uploaded files").click()
     page.get_by_text(f"Added {len(files)} document(s)").wait_for(timeout=UI_WAIT)
+
+
+def pick_chunkers(page, specs: list[str]) -> None:
+    """On Chunk & compare: clear the chunker picker and type `specs` as the run's chunkers."""
+    chunkers = page.get_by_test_id("stMultiSelect").filter(has_text="Chunkers").first
+    chunkers.get_by_role("button", name="Clear all").click()
+    extra = page.get_by_label("More chunkers with parameters (comma separated)")
+    extra.fill(", ".join(specs))
+    extra.press("Enter")
