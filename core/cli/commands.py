@@ -123,13 +123,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 from core.ingest.datasets import joined
 
                 documents = (joined(ds) if args.join else ds).documents
-                done = prefetch(documents, args.chunkers, services, executor, taught, progress).to_json()
+                done = prefetch(documents, args.chunkers, services, executor, taught, progress)
             report = bench_dataset(ds, args.chunkers, options, services, progress)
+            if done is not None:
+                done.add_llm_use(report)
             if ds.name in sampled:
                 report["question_sample"] = {"scored": len(ds.questions), "of": sampled[ds.name],
                                              "seed": args.sample_seed, "stratified_by": "document"}
             if done is not None:
-                report["executor"] = {**done, "address": args.ray_address or "local instance"}
+                report["executor"] = {**done.to_json(), "address": args.ray_address or "local instance"}
             reports.append(report)
             _print_report(report)
     if args.out:

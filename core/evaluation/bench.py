@@ -45,6 +45,7 @@ from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, joined
+from core.llm.base import llm_use
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, corpus_fingerprint, index_run
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -77,11 +78,6 @@ class BenchOptions:
         return self.protocol == "chroma"
 
 
-def _llm_totals(llm: Any) -> tuple[int, int, int]:
-    stats = getattr(llm, "stats", None)
-    return (stats.calls, stats.tokens_in, stats.tokens_out) if stats else (0, 0, 0)
-
-
 def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, services: Services,
                   progress: ProgressFn | None = None, prior: Mapping[str, IndexedRun] | None = None) -> dict[str, Any]:
     """Every chunker in `specs` through the same pipeline and the same evaluation. `prior` holds runs the caller has
@@ -98,7 +94,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         chunker = make_chunker(spec, context)
         uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
         llm_service = services.get("chat" if "chat" in chunker.needs else "llm")
-        llm_before = _llm_totals(llm_service)
+        llm_before = llm_use(llm_service)
         if prior is not None and spec in prior:
             indexed = prior[spec]
             run = indexed.run
@@ -171,7 +167,7 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     hits = [a.hits for a in answers]
     query_seconds = time.perf_counter() - t0
     applied = Counter(a.tags.applied for a in answers if a.tags is not None)
-    calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(llm_service), llm_before))
+    calls, tokens_in, tokens_out = (a - b for a, b in zip(llm_use(llm_service), llm_before))
     retrieved = [[h.span for h in found] for found in hits]
     scores, by_question = evaluate(refs, retrieved, spans, options.ks, source_of)
     per_question = {m: [q.values[m] for q in by_question] for m in (by_question[0].values if by_question else {})}
@@ -317,12 +313,12 @@ def _answer_scores(options: BenchOptions, services: Services, questions: Sequenc
     from core.evaluation.generation import answer_request, score_answer
 
     picked = [i for i, q in enumerate(questions) if q.answer][: options.answers]
-    before = _llm_totals(chat)
+    before = llm_use(chat)
     t0 = time.perf_counter()
     answers = chat.ask_many([answer_request(queries[i], [h.chunk for h in hits[i][: options.answer_k]])
                              for i in picked])
     scored = [score_answer(a, questions[i].answer) for i, a in zip(picked, answers)]
-    calls, tokens_in, tokens_out = (a - b for a, b in zip(_llm_totals(chat), before))
+    calls, tokens_in, tokens_out = (a - b for a, b in zip(llm_use(chat), before))
     n = len(scored) or 1
     return {"answer_f1": sum(s.f1 for s in scored if s) / n, "answer_rouge_l": sum(s.rouge_l for s in scored if s) / n,
             "answers_scored": len(scored), "answer_errors": sum(1 for a in answers if a.error),

@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +33,7 @@ from core.chunkers.base import Chunker, ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError
 from core.infra.storage import write_atomically
+from core.llm.base import llm_use
 from core.pipeline import ProgressFn, corpus_fingerprint, load_chunk_run, run_key
 from core.schema.chunks import Chunk, SpanMismatch, check_spans
 from core.schema.documents import Document
@@ -97,6 +98,8 @@ def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document
     (chunks as `Chunk.to_dict`, traces by doc id, the identity the worker's services gave the chunker)."""
     started = time.perf_counter()
     chunker.context = worker_context(settings, chunker.needs)
+    model = chunker.context.get("chat" if "chat" in chunker.needs else "llm")
+    before = llm_use(model)
     chunker.prepare(library)
     chunks: list[dict[str, Any]] = []
     traces: dict[str, Any] = {}
@@ -106,6 +109,7 @@ def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document
         if result.trace:
             traces[library[i].doc_id] = result.trace
     return {"identity": chunker.identity, "chunks": chunks, "traces": traces,
+            "llm": [after - then for after, then in zip(llm_use(model), before)],
             "seconds": time.perf_counter() - started}
 
 
@@ -153,9 +157,21 @@ class PrefetchReport:
     vectors_computed: int = 0
     embed_batches: int = 0
     embed_seconds: float = 0.0
+    #: what the chunking tasks asked a model, by chunker spec: {"calls", "tokens_in", "tokens_out"} (chunkers that
+    #: ask none are left out); the bench's own counts see only the driver, so `add_llm_use` adds these to them
+    llm_use: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in self.__dict__.items()}
+
+    def add_llm_use(self, report: dict[str, Any]) -> None:
+        """The bench `report`'s per-chunker LLM counts made whole: the requests the workers sent while chunking
+        added to the ones this process sent, so a report's `llm_calls` is a run's, whichever executor ran it."""
+        for spec, used in self.llm_use.items():
+            result = report["results"].get(spec)
+            if result is not None:
+                for key, n in used.items():
+                    result[f"llm_{key}"] = result.get(f"llm_{key}", 0) + n
 
 
 def prefetch(documents: Sequence[Document], specs: Sequence[str], services: Services, executor: Executor,
@@ -210,6 +226,10 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"chunks": result["chunks"], "traces": result["traces"]}
         write_atomically(path, json.dumps(data))
+        if any(result["llm"]):
+            used = report.llm_use.setdefault(specs[n], {"calls": 0, "tokens_in": 0, "tokens_out": 0})
+            for key, count in zip(used, result["llm"]):
+                used[key] += count
         parts[n][g] = data
         if progress:
             progress(f"chunk ({executor.name})", done, len(jobs))

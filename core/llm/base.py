@@ -64,6 +64,13 @@ class LLMStats:
         return asdict(self)
 
 
+def llm_use(service: Any) -> tuple[int, int, int]:
+    """(requests sent, tokens in, tokens out) so far by a chat client or a CNM backend over one (its `LLMStats`);
+    zeros for a service that asks no model, or none."""
+    stats = getattr(service, "stats", None)
+    return (stats.calls, stats.tokens_in, stats.tokens_out) if isinstance(stats, LLMStats) else (0, 0, 0)
+
+
 class AnswerCache:
     """Answers on disk keyed by backend, model and the whole request: a rerun pays nothing."""
 
