@@ -133,7 +133,8 @@ def page_layout(data: bytes, page_no: int, scale: float) -> tuple[PageLayout, by
         page = pdf[page_no]  # type: ignore[index]
         textpage = page.get_textpage()
         found = page_text(textpage)
-        image = page.render(scale=fit_scale(*page.get_size(), scale)).to_pil()
+        page_width, page_height = page.get_size()
+        image = page.render(scale=fit_scale(page_width, page_height, scale)).to_pil()
         width, height = image.size
         boxes: list[tuple[float, float, float, float] | None] = []
         for index in found.chars:

@@ -84,9 +84,11 @@ def _size(n: int) -> str:
 
 def _data_start(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
     """Where the member's packed data begins: after its local header, name and extra field, read from the file."""
+    fp = zf.fp
+    assert fp is not None, "zipfile sets fp to None only once the archive is closed"
     try:
-        zf.fp.seek(info.header_offset)
-        header = zf.fp.read(_LOCAL_HEADER.size)
+        fp.seek(info.header_offset)
+        header = fp.read(_LOCAL_HEADER.size)
     except (OSError, ValueError) as exc:
         raise ArchiveError(f"member {info.filename[:80]!r} cannot be read ({str(exc)[:120]})") from exc
     if len(header) < _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
@@ -101,8 +103,10 @@ def _end_of_members(zf: zipfile.ZipFile) -> int:
     start_dir = getattr(zf, "start_dir", None)
     if isinstance(start_dir, int):
         return start_dir
-    zf.fp.seek(0, 2)
-    return zf.fp.tell()
+    fp = zf.fp
+    assert fp is not None, "zipfile sets fp to None only once the archive is closed"
+    fp.seek(0, 2)
+    return fp.tell()
 
 
 def packed_sizes(zf: zipfile.ZipFile) -> list[int]:

@@ -54,7 +54,7 @@ def load_causal_lm(model: str, cache_dir: str, dtype: str = "float32") -> tuple[
             gguf = bundled_gguf()
             tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             lm = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-            lm.hf_quantizer = None
+            lm.hf_quantizer = None  # type: ignore[assignment]  # typed by nn.Module's __setattr__, not the model
             if hasattr(lm.config, "quantization_config"):
                 del lm.config.quantization_config
             # a folder of its own, renamed whole: processes dequantising at once never share (or tear) one

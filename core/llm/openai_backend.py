@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.infra.errors import ConfigError
 from core.infra.urls import redact_url
 from core.llm.base import ChatAnswer, ChatRequest, LLMError
+
+if TYPE_CHECKING:  # openai itself is imported when a client is made
+    from openai.types.chat import ChatCompletionMessageParam
 
 
 class OpenAICompatibleChat:
@@ -54,8 +57,10 @@ class OpenAICompatibleChat:
         return f"OpenAICompatibleChat(model={self.model!r}, base_url={redact_url(str(self.client.base_url))!r})"
 
     def chat(self, request: ChatRequest) -> ChatAnswer:
-        messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
-            {"role": "user", "content": request.prompt}]
+        messages: list[ChatCompletionMessageParam] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.append({"role": "user", "content": request.prompt})
         extra: dict = {}
         if request.json_schema is not None and self.json_mode != "off":
             extra["response_format"] = {"type": "json_object"}

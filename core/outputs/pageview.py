@@ -70,7 +70,7 @@ class PlacedSpan:
     chunk: Chunk | None = None
 
 
-_cache: OrderedDict[tuple[str, int, float], Page] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, int, float], Page] = OrderedDict()
 _cache_lock = threading.Lock()
 
 

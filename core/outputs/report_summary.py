@@ -96,7 +96,7 @@ def summary_sentences(report: BenchReport | Mapping[str, Any]) -> list[str]:
     if len(docs) > 1 and chunkers:
         means = {}
         for j, doc in enumerate(docs):
-            cells = [row[j] for row in matrix if row[j] is not None]
+            cells = [cell for cell in (row[j] for row in matrix) if cell is not None]
             if cells:
                 means[doc] = sum(cells) / len(cells)
         if means and max(means.values()) > 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -53,7 +53,8 @@ class Document:
 
     def page_at(self, offset: int) -> int | None:
         """1-based page number holding `offset`, for PDFs and for a stream's part that is a PDF."""
-        starts, base = self.page_starts, 0
+        starts: Sequence[int] = self.page_starts
+        base = 0
         if not starts and (seg := self.segment_at(offset)) is not None:
             starts, base = seg.page_starts, seg.start
         if not starts:

@@ -59,7 +59,7 @@ def sound_rows(blobs: dict[str, bytes], dim: int | None) -> tuple[dict[str, np.n
     dim = dim or usual_dim(list(blobs.values()))
     keys = [k for k, b in blobs.items() if dim and len(b) == 4 * dim]
     refused[WRONG_LENGTH] = len(blobs) - len(keys)
-    if not keys:
+    if not keys or not dim:  # no key without a dim
         return {}, +refused
     matrix = np.frombuffer(b"".join(blobs[k] for k in keys), dtype=np.float32).reshape(len(keys), dim)
     finite = np.isfinite(matrix).all(axis=1)

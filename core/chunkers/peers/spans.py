@@ -121,15 +121,15 @@ def place_chunks(text: str, pieces: Sequence[str], offsets: Sequence[Offset] | N
     where its text is not found at the start (its span is then the source range, and the piece counts as altered).
     `overlap`: how much a chunk may share with the one before."""
     ranges = [o if isinstance(o, tuple) else None for o in offsets] if offsets is not None else None
-    offsets = [o[0] if isinstance(o, tuple) else o for o in offsets] if offsets is not None else None
+    starts = [o[0] if isinstance(o, tuple) else o for o in offsets] if offsets is not None else None
     if ranges is not None and any(ranges):
-        return _forward(text, pieces, offsets, overlap, ranges)
+        return _forward(text, pieces, starts, overlap, ranges)
     if overlap.amount != 0:
         for leave_out in (False, True):  # a chunk is left out only where no placement keeps them all
-            found = _contiguous(text, pieces, offsets, overlap, leave_out)
+            found = _contiguous(text, pieces, starts, overlap, leave_out)
             if found is not None:
                 return found
-    return _forward(text, pieces, offsets, overlap)
+    return _forward(text, pieces, starts, overlap)
 
 
 def _forward(text: str, pieces: Sequence[str], offsets: Sequence[int | None] | None, overlap: Overlap,

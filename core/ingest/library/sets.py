@@ -4,6 +4,7 @@ its questions come from, and the questions judged in the app."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import secrets
@@ -87,6 +88,13 @@ def _doc_ids(q) -> set[str]:
 class QASets(DocumentShelf):
     """A library's QA sets and judged questions, on top of its documents."""
 
+    def check(self) -> list[str]:
+        """Read every stored text and the QA set now, so that damaged files are kept aside and reported at once
+        rather than when some page first reads them; returns `problems`."""
+        if self.dataset() is None:  # a QA set that loads has read the documents already
+            self.documents()
+        return self.problems
+
     def dataset_folder(self) -> Path | None:
         """The qa-spans folder this library's questions come from, if any."""
         try:
@@ -147,7 +155,9 @@ class QASets(DocumentShelf):
         held = documents_by_id(self.documents())  # first: it may leave out a damaged document's id
         ids = self._ids()
         text = sum(text_bytes(d) for d in held.values())
-        added, present, conflicts = [], [], []
+        added: list[str] = []
+        present: list[str] = []
+        conflicts: list[str] = []
         undo: list[Callable[[], object]] = []
         storing: str | None = None
         try:
@@ -191,7 +201,7 @@ class QASets(DocumentShelf):
         shutil.rmtree(replaced, ignore_errors=True)  # a crash came after the swap: the set in place is the new one
         for kept in sorted(folder.glob("*.damaged-*")):  # copies kept aside for the user move to the new set
             kept.rename(scratch / kept.name)
-            undo.append(lambda kept=kept: (scratch / kept.name).rename(kept))
+            undo.append(functools.partial((scratch / kept.name).rename, kept))
         if folder.exists():
             folder.rename(replaced)
             undo.append(lambda: replaced.rename(folder))

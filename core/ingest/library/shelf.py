@@ -110,13 +110,6 @@ class DocumentShelf:
             self._note(line)
         return moved
 
-    def check(self) -> list[str]:
-        """Read every stored text and the QA set now, so that damaged files are kept aside and reported at once
-        rather than when some page first reads them; returns `problems`."""
-        if self.dataset() is None:  # a QA set that loads has read the documents already
-            self.documents()
-        return self.problems
-
     def _read_ids(self) -> list[str]:
         """The ids in order.json ([] when there is none); ValueError when it is damaged, OSError when unreadable."""
         try:

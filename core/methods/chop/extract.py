@@ -207,8 +207,8 @@ class ExtractCnm:
         lib.family_words = family_words(self, manuals)
         # a shared word some model cannot do without ("Zephyr 7": "7" names nothing) is the family's name in every
         # model it is written before ("Zephyr V5 nano", not "V5 nano" beside "Zephyr 7")
-        lib.family_words |= {first.lower() for t in titles if (m := self.name_of(t).model)
-                             and (first := m.split()[0]).lower() in lib.common_title_words}
+        lib.family_words |= {first.lower() for t in titles if (model := self.name_of(t).model)
+                             and (first := model.split()[0]).lower() in lib.common_title_words}
         lib.stated_type = stated_type(self, manuals)
         described = [d for _, body in manuals if (d := described_type(body))]
         lib.manuals = len(manuals)

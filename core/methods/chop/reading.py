@@ -243,12 +243,18 @@ def determined_phrases(text: str, model: str) -> set[str]:
     for m in _DETERMINED.finditer(text):
         check_stop()
         first = m.end()
-        first_end = _PHRASE_CHARS.match(text, first).end()
+        first_end = _run_end(text, first)
         ends = _word_ends(text, first, first_end)
         if text.startswith(" ", first_end) and first_end > first:  # a second word after one space
-            ends += _word_ends(text, first_end + 1, _PHRASE_CHARS.match(text, first_end + 1).end())
+            ends += _word_ends(text, first_end + 1, _run_end(text, first_end + 1))
         out.update(text[first:end].translate(_FOLD).lower() for end in ends if not followed.match(text, end))
     return out
+
+
+def _run_end(text: str, start: int) -> int:
+    """Where the run of letters and hyphens at `start` ends (`start` itself when there is none)."""
+    m = _PHRASE_CHARS.match(text, start)  # matches everywhere, maybe empty
+    return m.end() if m else start
 
 
 def _word_ends(text: str, start: int, stop: int) -> list[int]:

@@ -90,8 +90,8 @@ def stated_type(backend: Namer, manuals: Sequence[tuple[str, str]]) -> str | Non
     votes = types_after_models(named)
     if not votes:
         return None
-    phrase, n = max(votes.items(), key=lambda kv: (kv[1], len(kv[0].split()), kv[0]))
-    return phrase if n >= max(3, 0.5 * len(named)) else None
+    phrase, count = max(votes.items(), key=lambda kv: (kv[1], len(kv[0].split()), kv[0]))
+    return phrase if count >= max(3, 0.5 * len(named)) else None
 
 
 def family_words(backend: Namer, manuals: Sequence[tuple[str, str]]) -> frozenset[str]:
