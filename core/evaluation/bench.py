@@ -45,7 +45,7 @@ from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, joined
-from core.llm.base import llm_use
+from core.llm.base import llm_use, model_need
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, corpus_fingerprint, index_run
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -92,8 +92,9 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
-        uses_llm = "llm" in chunker.needs or "chat" in chunker.needs
-        llm_service = services.get("chat" if "chat" in chunker.needs else "llm")
+        need = model_need(chunker.needs)
+        uses_llm = need is not None
+        llm_service = services.get(need) if need else None
         llm_before = llm_use(llm_service)
         if prior is not None and spec in prior:
             indexed = prior[spec]

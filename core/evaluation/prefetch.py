@@ -33,7 +33,7 @@ from core.chunkers.base import Chunker, ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError
 from core.infra.storage import write_atomically
-from core.llm.base import llm_use
+from core.llm.base import llm_use, model_need
 from core.pipeline import ProgressFn, corpus_fingerprint, load_chunk_run, run_key
 from core.schema.chunks import Chunk, SpanMismatch, check_spans
 from core.schema.documents import Document
@@ -98,7 +98,8 @@ def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document
     (chunks as `Chunk.to_dict`, traces by doc id, the identity the worker's services gave the chunker)."""
     started = time.perf_counter()
     chunker.context = worker_context(settings, chunker.needs)
-    model = chunker.context.get("chat" if "chat" in chunker.needs else "llm")
+    need = model_need(chunker.needs)
+    model = chunker.context.get(need) if need else None
     before = llm_use(model)
     chunker.prepare(library)
     chunks: list[dict[str, Any]] = []

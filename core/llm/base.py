@@ -8,7 +8,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -62,6 +62,17 @@ class LLMStats:
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
+
+
+#: the services through which a chunker asks a model, the first it needs being the one it asks: a chat client
+#: (LumberChunker's) or CHOP's CNM backend over one
+MODEL_NEEDS = ("chat", "llm")
+
+
+def model_need(needs: Collection[str]) -> str | None:
+    """Which of a chunker's `needs` asks a model (None: it asks none), so the app and the bench count its calls
+    from the same service."""
+    return next((need for need in MODEL_NEEDS if need in needs), None)
 
 
 def llm_use(service: Any) -> tuple[int, int, int]:

@@ -43,3 +43,18 @@ def test_a_cached_only_spec_the_workspace_lacks_is_not_handed_over(tmp_path, min
     restored = run_chunkers(services, corpus, ["recursive:theta=20", "paragraph"], cached_only=True,
                             on_result=lambda spec, result: handed.append(spec))
     assert handed == list(restored) == ["paragraph"]
+
+
+def test_a_chat_chunkers_calls_are_counted_like_chops(tmp_path, minilm):
+    """LumberChunker asks the chat client, not CHOP's CNM backend: its calls are the run's LLM calls too (the bench
+    counts them from the chunker's needs, and so does Chunk & compare)."""
+    from tests.support.fakes import ScriptedChat, hashed_answers
+    from tests.unit.test_lumber import TEXT
+
+    services = services_with(tmp_path, minilm)
+    chat = ScriptedChat(hashed_answers)
+    services.provided["chat"] = chat.client()
+    results = run_chunkers(services, Corpus([Document("ac", "Nordwind 225B", TEXT)]),
+                           ["lumber:group_tokens=60", "paragraph"])
+    assert results["lumber:group_tokens=60"].llm_calls == len(chat.requests) > 0
+    assert results["paragraph"].llm_calls == 0
