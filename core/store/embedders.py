@@ -26,7 +26,7 @@ from core.store.embeddings import (
     bundled_minilm_path,
 )
 from core.store.machine_file import MachineVectors, file_problem, first_open_problem, make_header, write_header
-from core.store.onnx_embedder import OnnxMiniLMEmbedder, default_model_folder, model_file
+from core.store.onnx_embedder import OnnxMiniLMEmbedder, Precision, default_model_folder, model_file
 from core.store.vector_checks import tell_once
 
 
@@ -158,7 +158,7 @@ def local_embedder(spec: str, long_text: LongText = "truncate") -> Embedder:
         held = _LOCAL.get(key)
         if held is None:
             if spec in (BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8):
-                precision = "fp32" if spec == BUNDLED_MINILM_FP32 else "int8"
+                precision: Precision = "fp32" if spec == BUNDLED_MINILM_FP32 else "int8"
                 held = OnnxMiniLMEmbedder(long_text=long_text, precision=precision)
             else:
                 held = SentenceTransformerEmbedder(spec, long_text=long_text)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -42,9 +42,12 @@ ProgressFn = Callable[[int, int], None]
 
 class Embedder(Protocol):
     key: str  # identity for caches and collection names
-    #: every embedder here returns unit vectors; `dim` is their length, None until known (a remote server's model
-    #: says it with its first answer). The vector cache refuses stored rows of another length (core.store.vector_checks)
-    dim: int | None
+
+    @property
+    def dim(self) -> int | None:
+        """Every embedder here returns unit vectors; `dim` is their length, None until known (a remote server's
+        model says it with its first answer). The vector cache refuses stored rows of another length
+        (core.store.vector_checks)."""
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray: ...
 
@@ -117,11 +120,14 @@ class SentenceTransformerEmbedder:
             raise ConfigError(f"cannot load embedding model '{model}': {exc}") from exc
         #: the model's own folder (None for a Hugging Face id): its files' digest heads the machine's vector file
         self.folder = Path(path) if Path(path).is_dir() else None
-        self.dim: int | None = int(self.model.get_embedding_dimension())
+        dim, max_pieces = self.model.get_embedding_dimension(), self.model.max_seq_length
+        if dim is None or max_pieces is None:
+            raise ConfigError(f"cannot load embedding model '{model}': it states no vector length or input limit")
+        self.dim = dim
         self.name = "all-MiniLM-L6-v2" if model == BUNDLED_MINILM else Path(model).name or model
         self.long_text = long_text
         self.batch_size = batch_size
-        self.max_pieces = int(self.model.max_seq_length)
+        self.max_pieces = max_pieces
         self.key = f"st:{model}:{long_text}"
         self._lock = threading.Lock()
 
@@ -151,7 +157,7 @@ class SentenceTransformerEmbedder:
         return self._embed(texts, progress)
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
-        return pooled_embed(self, texts, self.model.get_embedding_dimension(), progress)
+        return pooled_embed(self, texts, self.dim, progress)
 
 
 def windows_at(text: str, offsets: Sequence[tuple[int, int]], max_pieces: int) -> list[str]:
@@ -170,12 +176,24 @@ def read_end(text: str, offsets: Sequence[tuple[int, int]], max_pieces: int) -> 
     return len(text) if len(offsets) <= room else offsets[room - 1][1]
 
 
+@runtime_checkable
+class PieceReader(Protocol):
+    """An embedder that reads at most `max_pieces` word pieces and says where each lies (both MiniLMs)."""
+
+    max_pieces: int
+
+    @property
+    def long_text(self) -> str: ...
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+
 def read_extent(embedder: Embedder, text: str) -> tuple[int, int]:
     """(how many leading characters of `text` the embedder reads, how many word pieces it leaves unread). It reads
     everything under the "window" policy, and as far as this code knows for an embedder whose limit is not known
     here (an OpenAI-compatible server); under "truncate" it stops at its input limit."""
     inner = getattr(embedder, "inner", embedder)
-    if getattr(inner, "long_text", "window") != "truncate" or not hasattr(inner, "offsets"):
+    if not isinstance(inner, PieceReader) or inner.long_text != "truncate":
         return len(text), 0
     offsets = inner.offsets(text)
     return read_end(text, offsets, inner.max_pieces), max(0, len(offsets) - (inner.max_pieces - 2))
@@ -193,8 +211,11 @@ def unread_share(embedder: Embedder, texts: Sequence[str]) -> float:
 
 
 class _WindowingModel(Protocol):
-    long_text: str
-    batch_size: int
+    @property
+    def long_text(self) -> str: ...
+
+    @property
+    def batch_size(self) -> int: ...
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -251,7 +272,7 @@ class OpenAIEmbedder:
         return f"{self.model_name} (OpenAI-compatible)"
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
-        rows: list[list[float]] = []
+        rows: list[np.ndarray] = []
         import openai
 
         from core.llm.budget import charge_remote

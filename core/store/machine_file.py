@@ -105,8 +105,8 @@ def header_problem(header: dict[str, Any] | None, embedder: Embedder, files: Seq
         return f"its vectors have {str(header.get('dim'))[:20]} numbers, the embedder's {dim}"
     if header.get("model_digest") != model_digest(files):
         return "it was made by other model files"
-    canaries = header.get("canaries")
     try:
+        canaries = header["canaries"]
         texts = [c["text"] for c in canaries]
         stored = np.asarray([c["vector"] for c in canaries], dtype=np.float32)
     except (TypeError, KeyError, ValueError):

@@ -110,7 +110,8 @@ def exported_model(folder: Path) -> Path:
             super().__init__()
             self.bert = bert
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:
             return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                              token_type_ids=token_type_ids).last_hidden_state
 

@@ -39,7 +39,9 @@ DEFAULT_WEIGHTS = {"none": 1.0, "maxsim": 0.4, "model": 1.0}
 
 
 class Reranker(Protocol):
-    key: str  # what the scores depend on (a retriever built with another reranker is another retriever)
+    @property
+    def key(self) -> str:
+        """What the scores depend on (a retriever built with another reranker is another retriever)."""
 
     def scores(self, query: str, vector: np.ndarray, chunks: Sequence[Chunk]) -> list[float]:
         """One relevance score per chunk, higher is better; `vector` is the question's, from the run's embedder."""
@@ -222,9 +224,9 @@ class EndpointReranker:
 
 def _scores_from(answer: Any, n: int, where: str) -> list[float]:
     """Scores in input order from either answer shape; anything else is one clear error."""
-    rows = answer.get("results") if isinstance(answer, dict) else answer
     out: list[float | None] = [None] * n
     try:
+        rows = answer["results"] if isinstance(answer, dict) else answer
         for row in rows:
             score = row.get("relevance_score", row.get("score"))
             out[int(row["index"])] = float(score)

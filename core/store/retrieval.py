@@ -25,7 +25,7 @@ import numpy as np
 
 from core.infra.errors import ConfigError
 from core.schema.chunks import Chunk, RetrievalPolicy
-from core.schema.hits import Answer, Hit
+from core.schema.hits import Answer, Hit, QueryTags
 from core.store.choices import FUSIONS, MODES, RERANKERS, Fusion, RerankerName, RetrievalMode
 from core.store.embeddings import Embedder
 from core.store.explain import Explainer
@@ -64,9 +64,9 @@ class RetrievalSettings:
             raise ConfigError("rrf_k and pool must be at least 1")
         if self.rerank not in RERANKERS:
             raise ConfigError(f"rerank must be one of {', '.join(RERANKERS)} (got '{self.rerank}')")
-        if self.rerank_weight is None:
-            object.__setattr__(self, "rerank_weight", DEFAULT_WEIGHTS[self.rerank])
-        if self.rerank_depth < 1 or not 0.0 <= self.rerank_weight <= 1.0:
+        weight = DEFAULT_WEIGHTS[self.rerank] if self.rerank_weight is None else self.rerank_weight
+        object.__setattr__(self, "rerank_weight", weight)
+        if self.rerank_depth < 1 or not 0.0 <= weight <= 1.0:
             raise ConfigError("rerank depth must be at least 1 and its weight between 0 and 1")
 
     @property
@@ -138,14 +138,15 @@ class Retriever:
             return []
         queries = list(queries)
         n = max(k, self.settings.rerank_depth) if self.reranker is not None else k
+        tags: Sequence[QueryTags | None]
         if self.policy is None:
             tags = [None] * len(queries)
             probes = [Probe(q, v) for q, v in zip(queries, vectors)]
             found = self.units.hits(probes, n, self.units.depth(n))
         else:
-            tags = self.policy.tag(queries)
-            probes = [self.policy.probe(q, v, t) for q, v, t in zip(queries, vectors, tags)]
-            found = self.policy.hits(probes, tags, n)
+            tags = tagged = self.policy.tag(queries)
+            probes = [self.policy.probe(q, v, t) for q, v, t in zip(queries, vectors, tagged)]
+            found = self.policy.hits(probes, tagged, n)
         if self.reranker is not None:
             s = self.settings
             found = [reranked(self.reranker, q, v, hits, k, s.rerank_depth, float(s.rerank_weight or 0.0), s.rrf_k)
