@@ -38,12 +38,20 @@ def _figures(report: dict) -> dict:
     return kept
 
 
+@pytest.fixture(scope="module")
+def local_report(tmp_path_factory):
+    """The local executor's report of the module's set, in a fresh workspace, every vector computed."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHUNKLENS_MACHINE_VECTORS", "off")
+        return _bench(tmp_path_factory.mktemp("local"), "local")
+
+
 @pytest.mark.slow
-def test_ray_gives_exactly_the_local_figures(local_ray, tmp_path, monkeypatch, capsys):
+def test_ray_gives_exactly_the_local_figures(local_ray, local_report, tmp_path, monkeypatch, capsys):
     """Every metric, interval and pair of naive-500t, recursive and chop is the local run's, in fresh workspaces;
     and the work was Ray's: the bench found every chunk run and vector cached, the executor computed them."""
     monkeypatch.setenv("CHUNKLENS_MACHINE_VECTORS", "off")  # both runs compute every vector themselves
-    local = _bench(tmp_path, "local")
+    local = local_report
     ray = _bench(tmp_path, "ray", "--executor", "ray")
     assert "executor" not in local
     assert _figures(ray) == _figures(local)
@@ -55,6 +63,67 @@ def test_ray_gives_exactly_the_local_figures(local_ray, tmp_path, monkeypatch, c
         assert result["cached"]["chunks"], spec
         assert result["vectors_computed"] == 0, spec
         assert local["results"][spec]["vectors_computed"] > 0, spec
+
+
+@pytest.mark.slow
+def test_ray_with_the_store_on_a_chroma_server_gives_the_local_figures(local_ray, local_report, tmp_path,
+                                                                      monkeypatch):
+    """What a cluster runs: Ray's workers chunk and embed, the collections go to a `chroma run` server (the
+    driver writes them there), and every figure is the embedded store's local run's."""
+    from tests.support.chroma_server import chroma_server
+
+    monkeypatch.setenv("CHUNKLENS_MACHINE_VECTORS", "off")
+    with chroma_server(tmp_path / "server-data") as port:
+        ray = _bench(tmp_path, "ray-server", "--executor", "ray", "--chroma", f"127.0.0.1:{port}")
+        from core.store.index import StoreSettings, VectorStore
+
+        names = VectorStore(StoreSettings(host="127.0.0.1", port=port)).client.list_collections()
+    assert _figures(ray) == _figures(local_report)
+    assert f"127.0.0.1:{port}" in ray["store"] and ray["store"] != local_report["store"]
+    assert len(names) == len(CHUNKERS.split(","))  # one collection per chunk run, on the server
+    assert ray["executor"]["vectors_computed"] > 0
+
+
+@pytest.mark.slow
+def test_an_llm_chunker_asks_the_server_from_rays_workers(local_ray, llama, tmp_path, monkeypatch):
+    """CHOP with its CNM and continuity prompts sent to an OpenAI-compatible server (llama-cpp-python's, on
+    loopback) from two Ray workers at once: the report counts the workers' requests as the run's own, every answer
+    lands in the workspace's answer cache, and a local run over that cache asks the server nothing for its chunks
+    and gives the same figures."""
+    import shutil
+
+    from tests.support.corpora import tiny_folder
+
+    monkeypatch.setenv("CHUNKLENS_MACHINE_VECTORS", "off")
+    data = tiny_folder(tmp_path / "tiny")
+    ws = tmp_path / "ws"
+    spec = "chop:size=20:overlap=5"
+
+    def bench(name: str, *extra: str) -> dict:
+        out = tmp_path / f"{name}.json"
+        assert main(["bench", "--data", str(data), "--chunkers", spec, "--llm", "openai", "--llm-base-url",
+                     llama.base_url, "--llm-model", "smollm2", "--quiet", "--workspace", str(ws), "--out", str(out),
+                     *extra]) == 0
+        return json.loads(out.read_text())
+
+    ray = bench("ray", "--executor", "ray")
+    done, result = ray["executor"], ray["results"][spec]
+    assert done["chunk_tasks"] == 2 and done["workers"] == 2  # one task per manual, both in flight at once
+    asked = done["llm_use"][spec]["calls"]
+    traces = json.loads(next((ws / "chunk_runs").glob("*.json")).read_text())["traces"]
+    assert asked == sum(t["cd_calls"] + t["cnm_calls"] for t in traces.values()) > 0
+    assert result["llm_calls"] >= asked and result["llm_tokens_in"] >= done["llm_use"][spec]["tokens_in"] > 0
+
+    for run in (ws / "chunk_runs").glob("*.json"):
+        run.unlink()  # chunk again, locally, from the answers the workers left
+    shutil.rmtree(ws / "chroma")
+    local = bench("local")
+    assert "executor" not in local and local["results"][spec]["cached"]["chunks"] is False
+    assert local["results"][spec]["llm_calls"] == 0
+    cost = (*COST_KEYS, "llm_calls", "llm_tokens_in", "llm_tokens_out")
+    assert ({k: v for k, v in result.items() if k not in cost}
+            == {k: v for k, v in local["results"][spec].items() if k not in cost})
+    assert ray["pairs"] == local["pairs"]
 
 
 def test_without_ray_the_executor_is_one_line_naming_the_install(tmp_path, monkeypatch, capsys):
