@@ -14,6 +14,7 @@ from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chun
 from core.chunkers.registry import register
 from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
+from core.infra.errors import ConfigError
 from core.llm.base import ChatRequest, LLMError
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -65,8 +66,11 @@ class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
                 i = j
                 continue
             listing = "\n".join(f"ID {n}: {doc.text[s:e][:600]}" for n, (s, e) in enumerate(units[i:j], start=i))
-            answer = self.context.chat.ask(ChatRequest(LUMBER_PROMPT.format(paragraphs=listing),
-                                                       temperature=self.temperature, max_tokens=20))
+            chat = self.context.chat
+            if chat is None:  # make_chunker refuses a lumber chunker without one
+                raise ConfigError(f"{self.name}: needs a chat LLM, and none is configured")
+            answer = chat.ask(ChatRequest(LUMBER_PROMPT.format(paragraphs=listing),
+                                          temperature=self.temperature, max_tokens=20))
             if answer.error:
                 raise LLMError(f"lumber: {answer.error}")
             found = re.search(r"ID\s*(\d+)", answer.text) or re.search(r"\b(\d+)\b", answer.text)

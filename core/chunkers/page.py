@@ -44,6 +44,7 @@ class PageChunker(MetadataPrefix, TitleRouting, Chunker):
         return chunklens_snippet(self)
 
     def chunk(self, doc: Document) -> Chunking:
+        parts: list[tuple[str, str, Sequence[int], int, int]]  # source, title, page starts, start, end
         if doc.page_starts or not doc.segments:
             parts = [(doc.source, doc.title, doc.page_starts, 0, len(doc.text))]
         else:  # a joined stream: each source document's own pages, in its own offsets

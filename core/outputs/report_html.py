@@ -100,8 +100,8 @@ def _table(results: Mapping[str, ChunkerReport], columns: Sequence[Column], capt
     rows = [[get(r) for _, get, _ in columns] for r in results.values()]
     best: list[set[int]] = []
     for j, (_, _, better) in enumerate(columns):
-        numbers = [(i, number_or_none(row[j])) for i, row in enumerate(rows)]
-        numbers = [(i, v) for i, v in numbers if v is not None]
+        read = [(i, number_or_none(row[j])) for i, row in enumerate(rows)]
+        numbers = [(i, v) for i, v in read if v is not None]
         if not better or len(numbers) < 2 or len({round(v, 9) for _, v in numbers}) < 2:
             best.append(set())
             continue
@@ -124,6 +124,14 @@ def _table(results: Mapping[str, ChunkerReport], columns: Sequence[Column], capt
 
 def _at(metric: Metric, k: int) -> Callable[[ChunkerReport], float | None]:
     return lambda r: r.at(metric, k)
+
+
+def _cell_of(metric: str) -> Callable[[ChunkerReport], str]:
+    return lambda r: metric_cell(r.to_json(), metric)
+
+
+def _stage_seconds(stage: str) -> Callable[[ChunkerReport], float]:
+    return lambda r: r.seconds.get(stage) or 0.0
 
 
 def _rounded(value: float | None) -> int | None:
@@ -202,7 +210,7 @@ def _interval_table(report: BenchReport) -> str:
     metrics = compared_metrics(report.to_json())
     if not metrics:
         return ""
-    columns: list[Column] = [(m, (lambda r, m=m: metric_cell(r.to_json(), m)), "") for m in metrics]
+    columns: list[Column] = [(m, _cell_of(m), "") for m in metrics]
     return _table(report.results, columns, "each figure with its 95 % interval (bootstrap over the questions)")
 
 
@@ -300,12 +308,12 @@ def _figures(report: BenchReport, draw: Figures) -> dict[str, str]:
     if shown:
         out["intervals"] = draw(figures.interval_chart(shown, "Headline metrics with their 95 % intervals",
                                                        TEMPLATE))
-    matrix = pair_matrix(view.to_json(), metrics[0]) if metrics else None
-    if matrix is not None:
-        out["pairs"] = draw(figures.pair_matrix(matrix, TEMPLATE))
+    pairs = pair_matrix(view.to_json(), metrics[0]) if metrics else None
+    if pairs is not None:
+        out["pairs"] = draw(figures.pair_matrix(pairs, TEMPLATE))
     stages = [s for s in report.stages() if s != "lexical"]
     if stages:
-        out["seconds"] = draw(figures.bars(view, {s: (lambda r, s=s: r.seconds.get(s) or 0.0) for s in stages},
+        out["seconds"] = draw(figures.bars(view, {s: _stage_seconds(s) for s in stages},
                                            "Seconds per stage", TEMPLATE))
     return out
 

@@ -164,6 +164,10 @@ def query_sentences(question: str, hits: Mapping[str, Sequence[HitRow]],
     return out
 
 
+def _score_at(metric: Metric, k: int) -> Callable[[QuestionScore], float | None]:
+    return lambda score: score.at(metric, k)
+
+
 def query_report_html(question: str, answers: Mapping[str, Any], documents: Sequence[Document], k: int,
                       settings: Mapping[str, Any], grid_figure: Any, generated: str | None = None) -> str:
     """Query as a file: the question, each chunker's metrics (when it has gold) and hits with their pages, the
@@ -177,7 +181,7 @@ def query_report_html(question: str, answers: Mapping[str, Any], documents: Sequ
         shown: tuple[Metric, ...] = ("hit", "mrr", "ndcg", "wrong_doc")
         names = [m for m in shown if any(v.at(m, k) is not None for v in metrics.values())]
         body += ["<h3>This question's metrics</h3>",
-                 rows_table(metrics, [(f"{m}@{k}", (lambda v, m=m: v.at(m, k)), "min" if m == "wrong_doc" else "max")
+                 rows_table(metrics, [(f"{m}@{k}", _score_at(m, k), "min" if m == "wrong_doc" else "max")
                                       for m in names])]
     body += ["<h3>Where each chunker's hits come from</h3>", Figures()(grid_figure), "<h3>Hits</h3>"]
     for spec, rows in hits.items():

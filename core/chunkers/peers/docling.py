@@ -92,7 +92,7 @@ class DoclingHierarchical(MetadataPrefix, TitleRouting, PeerChunker):
     name = "docling-hierarchical"
     library = "docling-core"
 
-    def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
+    def split(self, doc: Document) -> tuple[list[str], list[Offset]]:
         from docling_core.transforms.chunker import HierarchicalChunker
 
         return texts_and_starts(HierarchicalChunker(), doc)
@@ -119,7 +119,7 @@ class DoclingHybrid(MetadataPrefix, TitleRouting, PeerChunker):
         check_range(self.name, "max_tokens", self.max_tokens, MIN_PIECES, MAX_PIECES, "word pieces",
                     "smaller makes a chunk of every few words, each embedded" if self.max_tokens < MIN_PIECES else "")
 
-    def split(self, doc: Document) -> tuple[list[str], list[int | None]]:
+    def split(self, doc: Document) -> tuple[list[str], list[Offset]]:
         from docling_core.transforms.chunker import HybridChunker
 
         chunker = HybridChunker(tokenizer=minilm_tokenizer(self.max_tokens), merge_peers=self.merge_peers)

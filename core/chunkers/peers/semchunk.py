@@ -6,6 +6,7 @@ offsets (`offsets=True`); each is checked against the text before it is used."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from core.chunkers.base import MetadataPrefix, TitleRouting
 from core.chunkers.registry import register
@@ -37,7 +38,9 @@ class SemchunkChunker(MetadataPrefix, TitleRouting, PeerChunker):
         import semchunk
 
         chunker = semchunk.chunkerify(count_tokens, chunk_size=self.chunk_size)
-        texts, offsets = chunker(doc.text, offsets=True, overlap=self.overlap or None)
+        # one text with offsets=True gives (chunks, spans); semchunk types its return as the union of every shape
+        texts, offsets = cast(tuple[list[str], list[tuple[int, int]]],
+                              chunker(doc.text, offsets=True, overlap=self.overlap or None))
         return list(texts), [start for start, _ in offsets]
 
     def snippet(self) -> str:

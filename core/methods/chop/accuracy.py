@@ -52,7 +52,7 @@ class CnmAccuracy:
 def _shares(given: Sequence[str | None], gold: Sequence[str], match: Callable[[str, str], bool]) -> PartShares | None:
     if not gold:
         return None
-    right = sum(bool(t) and match(g, t) for t, g in zip(given, gold))
+    right = sum(1 for t, g in zip(given, gold) if t and match(g, t))
     unknown = sum(not t for t in given)
     n = len(gold)
     return PartShares(right=right / n, wrong=(n - right - unknown) / n, unknown=unknown / n)

@@ -181,7 +181,8 @@ class ChopChunker(Chunker):
 
 
 def _raise_if_failed(extracted: list[CnmResult], decisions: list[DecisionResult]) -> None:
-    failed = [r for r in [*extracted, *decisions] if r.failed]
+    results: list[CnmResult | DecisionResult] = [*extracted, *decisions]
+    failed = [r for r in results if r.failed]
     if failed:
         done = len(extracted) + len(decisions) - len(failed)
         raise LLMError(f"{len(failed)} LLM calls failed ({failed[0].error}); the {done} answers that arrived are "

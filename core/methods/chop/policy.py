@@ -11,13 +11,13 @@ from typing import Any
 
 from core.methods.chop.cnm import CNM
 from core.methods.chop.rules import models_match
-from core.schema.chunks import Chunk
+from core.schema.chunks import Chunk, StoreValue
 
 #: the store metadata key of a chunk's CNM model (written by `store_metadata`, used by the filter)
 STORE_FIELD = "cnm_model"
 
 
-def store_metadata(chunk: Chunk) -> dict[str, str]:
+def store_metadata(chunk: Chunk) -> dict[str, StoreValue]:
     """What the vector store keeps beside a chop chunk: its CNM category and model, when it has them."""
     cnm = CNM.of(chunk)
     if cnm is None:
