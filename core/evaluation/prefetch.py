@@ -114,6 +114,20 @@ def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document
             "seconds": time.perf_counter() - started}
 
 
+def learns_from_library(chunker: Chunker) -> bool:
+    """Whether `chunker` reads the whole library before it chunks (it overrides `Chunker.prepare`: CHOP, whose
+    `extract` backend learns the library); any other chunker's task needs its own group's documents only."""
+    return type(chunker).prepare is not Chunker.prepare
+
+
+def task_documents(job: GroupJob, library: Sequence[Document]) -> tuple[list[Document], tuple[int, ...]] | None:
+    """What a chunking task is sent instead of the whole library: its group's documents and their positions in
+    that list, for a chunker that does not learn from the library; None when it does (it gets the library)."""
+    if learns_from_library(job.chunker):
+        return None
+    return [library[i] for i in job.indices], tuple(range(len(job.indices)))
+
+
 def groups_of(n_docs: int, workers: int) -> list[tuple[int, ...]]:
     """Consecutive groups of document positions: about four per worker, at most MAX_GROUP documents each."""
     if n_docs == 0:
@@ -322,7 +336,8 @@ class InlineExecutor:
     def chunk(self, settings: Settings, library: Sequence[Document],
               jobs: Sequence[GroupJob]) -> Iterator[tuple[int, dict[str, Any]]]:
         for j, job in enumerate(jobs):
-            yield j, chunk_group(job.chunker, settings, library, job.indices)
+            documents, indices = task_documents(job, library) or (library, job.indices)
+            yield j, chunk_group(job.chunker, settings, documents, indices)
 
     def embed(self, settings: Settings, batches: Sequence[Sequence[str]]) -> Iterator[tuple[int, np.ndarray]]:
         from core.store.embedders import local_embedder

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from core.evaluation.prefetch import GroupJob, chunk_group
+from core.evaluation.prefetch import GroupJob, chunk_group, task_documents
 from core.infra.errors import ChunkLensError
 from core.schema.documents import Document
 from core.settings import Settings
@@ -138,14 +138,18 @@ class RayExecutor:
         if not jobs:
             return
         task = self.ray.remote(num_cpus=1)(chunk_group)
-        shared = self.ray.put(list(library))  # once, for every task
+        own = [task_documents(job, library) for job in jobs]
+        # the library goes into the object store once, and only when a chunker learns from it (CHOP); any other
+        # task is sent its own group's documents
+        shared = self.ray.put(list(library)) if any(o is None for o in own) else None
         position: dict[Any, int] = {}
         pending: list[Any] = []
         for j, job in enumerate(jobs):
             if len(pending) >= self.workers:  # a task more only as one finishes
                 ready, pending = self.ray.wait(pending, num_returns=1)
                 yield position[ready[0]], self._get(ready[0])
-            ref = task.remote(job.chunker, settings, shared, job.indices)
+            documents, indices = own[j] or (shared, job.indices)
+            ref = task.remote(job.chunker, settings, documents, indices)
             position[ref] = j
             pending.append(ref)
         while pending:

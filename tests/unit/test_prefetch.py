@@ -124,3 +124,17 @@ def test_an_embedding_servers_batches_are_sent_concurrently(tmp_path, monkeypatc
     run = load_chunk_run(documents, make_chunker(SPEC, services.context()), services.workspace.chunk_runs)
     indexed = index_run(run, documents, services.embedder, services.store)
     assert indexed.vectors_computed == 0 and _FakeEmbeddings.requests == done.embed_batches
+
+
+def test_a_task_is_sent_its_own_documents_unless_its_chunker_learns_the_library(tmp_path):
+    """At 100,000 manuals the library is gigabytes: only a chunker that reads all of it before chunking (CHOP,
+    whose extract backend learns it) is sent it; any other task gets its group's documents alone."""
+    import core.catalog  # noqa: F401 - every chunker registered
+    from core.chunkers.registry import REGISTRY
+    from core.evaluation.prefetch import GroupJob, learns_from_library, task_documents
+
+    documents = load_dataset(tiny_folder(tmp_path / "tiny")).documents
+    own = task_documents(GroupJob(make_chunker(SPEC), (1,)), documents)
+    assert own is not None and own[0] == [documents[1]] and own[1] == (0,)
+    assert task_documents(GroupJob(make_chunker("chop"), (1,)), documents) is None
+    assert {name for name, kind in REGISTRY.items() if learns_from_library(kind())} == {"chop"}
