@@ -39,7 +39,7 @@ from core.evaluation.chroma import EVIDENCE_CAP, EVIDENCE_KEYS, EvidenceIndex, c
 from core.evaluation.chroma import headline as chroma_headline
 from core.evaluation.chroma import per_corpus as corpus_means
 from core.evaluation.collisions import top1_sources
-from core.evaluation.fields import report_fields
+from core.evaluation.fields import report_fields, shown_fields
 from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
@@ -335,9 +335,9 @@ def format_table(report: dict[str, Any]) -> str:
     cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", *spans, "wrong_doc")]
     cols += ["span_precision_omega", *EVIDENCE_KEYS] if chroma else []
     results = report["results"]
-    extra = [c for c in ("llm_calls", "boundary_f1", "cnm_category_accuracy", "cnm_category_wrong",
-                         "cnm_model_accuracy", "cnm_model_wrong", "cnm_empty_rate", "forward_passes", "answer_f1",
-                         "answer_rouge_l", "dropped_chars_share", "altered_chunks_share")
+    methods = [show.key for show in shown_fields() if show.command_line and show.place != "fidelity"]
+    fidelity = [show.key for show in shown_fields("fidelity") if show.command_line]
+    extra = [c for c in ("llm_calls", *methods, "answer_f1", "answer_rouge_l", *fidelity)
              if any(r.get(c) for r in results.values())]
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from core.chunkers.peers import PEER_TEXT, PEER_TRACE
-from core.evaluation.fields import register_report_fields
+from core.evaluation.fields import FieldShow, register_report_fields
 from core.pipeline import ChunkRun
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
@@ -51,7 +51,13 @@ def altered_chunks_share(run: ChunkRun) -> float | None:
     return off / library_chunks if library_chunks else 0.0
 
 
-@register_report_fields
+@register_report_fields(shows=[
+    # dropped text where a peer ran (its library may drop text) or some chunker dropped any, not a column of
+    # zeros beside every report; reports made before these keys show neither column
+    FieldShow("dropped_chars_share", "dropped text", better="min", place="fidelity", rank=10,
+              shown_when=lambda r: r.get("altered_chunks_share") is not None or bool(r.get("dropped_chars_share"))),
+    FieldShow("altered_chunks_share", "altered chunks", better="min", place="fidelity", rank=11),
+])
 def fidelity_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
     """The two fidelity keys of one chunker's bench result."""
     return {"dropped_chars_share": dropped_chars_share(docs, run.chunks),

@@ -13,25 +13,21 @@ from typing import Any
 
 from core.evaluation.agreement import agreement_table
 from core.evaluation.embedder_choice import study_table
+from core.evaluation.fields import FieldShow, Place, shown_fields
 from core.evaluation.published import load_published, per_corpus_lines, published_table
 from core.evaluation.verdicts import better_first, gain
 from core.infra.errors import ChunkLensError
 from core.infra.jsonio import loads_checked
 
-EXTRAS = {
-    "wall s": lambda r: sum(r["seconds"].values()),
-    "passes/1k words": lambda r: r.get("forward_passes_per_1k_words"),
+#: the generic cost and answer columns, in three runs between which the methods' columns go (`extras`)
+WALL = {"wall s": lambda r: sum(r["seconds"].values())}
+LLM_USE = {
     "llm calls": lambda r: r.get("llm_calls") or None,
     "llm tokens in / out": lambda r: (f"{r['llm_tokens_in']:,} / {r['llm_tokens_out']:,}"
                                       if r.get("llm_calls") else None),
     "chunk s": lambda r: r["seconds"]["chunk"] if r.get("llm") else None,  # runs with a CNM backend
-    "boundary F1": lambda r: r.get("boundary_f1"),
-    "CNM category acc": lambda r: r.get("cnm_category_accuracy"),
-    "CNM category wrong": lambda r: r.get("cnm_category_wrong"),
-    "CNM model acc": lambda r: r.get("cnm_model_accuracy"),
-    "CNM model wrong": lambda r: r.get("cnm_model_wrong"),
-    "CNM empty": lambda r: r.get("cnm_empty_rate"),
-    "CNM copied": lambda r: r.get("cnm_copy_rate"),
+}
+ANSWERS = {
     "answer F1": lambda r: r.get("answer_f1"),
     "answer ROUGE-L": lambda r: r.get("answer_rouge_l"),
     "answer calls": lambda r: r.get("answer_calls") if "answer_f1" in r else None,
@@ -39,15 +35,27 @@ EXTRAS = {
                                          if "answer_tokens_in" in r else None),
     "answer s": lambda r: r.get("answer_seconds"),
     "unread by embedder": lambda r: r.get("unread_share") or None,  # shown where some text goes unread
-    # core.evaluation.fidelity: reports made before these keys show neither column
-    "dropped text": lambda r: r.get("dropped_chars_share"),
-    "altered chunks": lambda r: r.get("altered_chunks_share"),
 }
-#: a cost column shown only when some result says this (else when some result has a value): dropped text where a
-#: peer ran (its library may drop text) or some chunker dropped any, not a column of zeros beside every report
-SHOWN_WHEN: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "dropped text": lambda r: r.get("altered_chunks_share") is not None or bool(r.get("dropped_chars_share")),
-}
+Extra = Callable[[dict[str, Any]], Any]
+
+
+def _shows(place: Place) -> list[FieldShow]:
+    return [show for show in shown_fields(place) if show.markdown]
+
+
+def extras() -> dict[str, Extra]:
+    """Every extra column by heading, in table order: the wall time, the methods' costs, the LLM use, the methods'
+    quality fields, the generated answers, and what a chunker did to the text (registered by the methods,
+    `core.evaluation.fields`)."""
+    return {**WALL, **{s.label: s.value for s in _shows("cost")}, **LLM_USE,
+            **{s.label: s.value for s in _shows("quality")}, **ANSWERS,
+            **{s.label: s.value for s in _shows("fidelity")}}
+
+
+def _wanted(name: str, get: Extra, result: dict[str, Any]) -> bool:
+    """Whether `result` calls for the column: a registered field's own rule, else a value there."""
+    show = next((s for s in shown_fields() if s.label == name and s.markdown), None)
+    return show.wanted_by(result) if show else get(result) is not None
 
 
 def load_reports(path: Path) -> list[dict[str, Any]]:
@@ -99,19 +107,19 @@ def pair_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _extra(name: str, result: dict[str, Any]) -> str:
-    value = EXTRAS[name](result)
+    value = extras()[name](result)
     return f"{value:.1f}" if name in ("wall s", "answer s", "chunk s") and value is not None else _cell(value)
 
 
 def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
              ks: Sequence[int]) -> tuple[list[str], list[str]]:
-    """The metric@k columns, which every result must carry, and the cost columns (EXTRAS) any of them carries."""
+    """The metric@k columns, which every result must carry, and the extra columns (`extras`) any of them calls
+    for."""
     columns = [f"{m}@{k}" for m in metrics for k in ks]
     missing = sorted({c for r in results for c in columns if c not in r})
     if missing:
         raise ChunkLensError(f"the report has no {', '.join(missing)}")
-    shown = [name for name, get in EXTRAS.items()
-             if any(SHOWN_WHEN[name](r) if name in SHOWN_WHEN else get(r) is not None for r in results)]
+    shown = [name for name, get in extras().items() if any(_wanted(name, get, r) for r in results)]
     return columns, shown
 
 

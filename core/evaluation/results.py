@@ -96,12 +96,16 @@ class ChunkerReport:
     mean_chunk_tokens = _Field(number_or_none)
     llm = _Field(_text_or_none)  # the LLM a chunker used (CHOP's CNM backend, lumber's chat model)
     scorer = _Field(_text_or_none)
-    boundary_f1 = _Field(number_or_none)
     unread_share = _Field(number_or_none)
     answer_f1 = _Field(number_or_none)
     answer_rouge_l = _Field(number_or_none)
     answers_scored = _Field(_int_or_none)
     judged_questions = _Field(_int_or_none)
+
+    def number(self, key: str) -> float | None:
+        """Any numeric field by its key (a method's report field: `core.evaluation.fields`), None when the result
+        has no finite number there."""
+        return number_or_none(self.raw.get(key))
 
     @property
     def llm_calls(self) -> int:

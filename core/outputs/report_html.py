@@ -17,6 +17,7 @@ from typing import Any
 
 import core
 from core.chunkers.registry import make_chunker
+from core.evaluation.fields import shown_fields
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.results import BenchReport, ChunkerReport, Metric, number_or_none
 from core.evaluation.verdicts import compared_metrics, interval_rows, lower_is_better, pair_matrix
@@ -167,9 +168,14 @@ def _chunker_table(report: BenchReport) -> str:
         columns.append(("CNM backend", lambda r: r.llm, ""))
     if any(r.scorer for r in results):
         columns.append(("scorer", lambda r: r.scorer, ""))
-    if any(r.boundary_f1 is not None for r in results):
-        columns.append(("boundary F1", lambda r: r.boundary_f1, "max"))
+    for show in shown_fields():  # the methods' headline fields (CHOP's boundary F1) where some chunker has one
+        if show.headline and any(r.number(show.key) is not None for r in results):
+            columns.append((show.label, _number_of(show.key), show.better))
     return _table(report.results, columns)
+
+
+def _number_of(key: str) -> Callable[[ChunkerReport], float | None]:
+    return lambda r: r.number(key)
 
 
 def _rank_table(report: BenchReport) -> str:

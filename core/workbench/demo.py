@@ -9,6 +9,7 @@ from typing import Any
 
 from core.chunkers.peers import PeerChunker
 from core.chunkers.registry import REGISTRY
+from core.evaluation.fields import shown_fields
 from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
 from core.infra.errors import ConfigError
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
@@ -53,8 +54,10 @@ class DemoSummary:
         """One row per chunker: the headline figures, hit@1's 95 % interval, and the chunkers it is reliably
         ahead of on hit@1 (paired test over the questions, Holm-corrected)."""
         ahead = ahead_of(self.report, "hit@1")
+        headline = [show for show in shown_fields() if show.headline]
         return [{"chunker": spec, "hit@1": r["hit@1"], "hit@1 95% interval": interval_text(r, "hit@1"),
-                 "hit@10": r["hit@10"], "wrong_doc@10": r["wrong_doc@10"], "boundary F1": r.get("boundary_f1"),
+                 "hit@10": r["hit@10"], "wrong_doc@10": r["wrong_doc@10"],
+                 **{show.label: show.value(r) for show in headline},
                  "reliably ahead on hit@1 of": ", ".join(ahead.get(spec, [])) or "-"}
                 for spec, r in self.report["results"].items()]
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.evaluation.fields import headline_fields, shown_fields
 from core.evaluation.results import RunSummary
-from core.methods.chop.report import boundary_metrics
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -18,8 +18,12 @@ from core.services import Services
 from core.workbench.corpus import make_corpus, sample_folder
 from core.workbench.runs import ChunkerResult, run_summaries
 
-#: the columns of a short row (the guided demo's, whose own table comes after the questions are scored)
-SHORT_COLUMNS = ("chunker", "chunks", "mean tokens", "boundary F1", "seconds", "cached")
+
+def short_columns() -> tuple[str, ...]:
+    """The columns of a short row (the guided demo's, whose own table comes after the questions are scored): the
+    summary's size columns, the methods' headline fields (CHOP's boundary F1), the seconds."""
+    headline = tuple(show.label for show in shown_fields() if show.headline)
+    return ("chunker", "chunks", "mean tokens", *headline, "seconds", "cached")
 
 
 @dataclass
@@ -34,7 +38,8 @@ class RunSoFar:
     summaries: dict[str, RunSummary] = field(default_factory=dict)
     chunks: dict[str, list[Chunk]] = field(default_factory=dict)  # spec -> the chunks retrieval returns (parents)
     errors: dict[str, str] = field(default_factory=dict)
-    boundary_f1: dict[str, float | None] = field(default_factory=dict)
+    #: spec -> the methods' headline fields by label (CHOP's boundary F1 where the documents are a joined stream)
+    headline: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -45,26 +50,27 @@ class RunSoFar:
         return len(self.summaries) + len(self.errors)
 
     def add(self, spec: str, result: ChunkerResult) -> None:
-        """One chunker done: its summary line, chunks and boundary F1, or its error."""
+        """One chunker done: its summary line, chunks and headline fields, or its error."""
         if not result.ok:
             self.errors[spec] = result.error or "no result"
             return
         assert result.run is not None
         self.summaries.update(run_summaries(self.services, {spec: result}, self.documents))
         self.chunks[spec] = result.run.parents()
-        self.boundary_f1[spec] = boundary_metrics(self.documents, result.run)["boundary_f1"]
+        self.headline[spec] = headline_fields(self.documents, result.run)
 
     def rows(self) -> list[dict[str, Any]]:
         """The summary table's rows of the chunkers done, as the full table shows them (`RunSummary.row`)."""
         return [line.row() for line in self.summaries.values()]
 
     def short_rows(self) -> list[dict[str, Any]]:
-        """Chunks, mean size, boundary F1 (CHOP's decisions against the true joins; empty for the others) and
-        seconds of each chunker done: what is known of it before the questions are scored."""
+        """Chunks, mean size, the headline fields (CHOP's boundary F1: its decisions against the true joins, empty
+        for the others) and seconds of each chunker done: what is known of it before the questions are scored."""
+        columns = short_columns()
         rows = []
         for spec, line in self.summaries.items():
-            row = {**line.row(), "boundary F1": self.boundary_f1.get(spec)}
-            rows.append({c: row[c] for c in SHORT_COLUMNS})
+            row = {**line.row(), **self.headline.get(spec, {})}
+            rows.append({c: row.get(c) for c in columns})
         return rows
 
     def progress_text(self, running: str | None = None) -> str:

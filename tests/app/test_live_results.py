@@ -78,7 +78,7 @@ def test_chunk_and_compare_shows_a_finished_chunker_while_a_later_one_runs(tmp_p
 def test_the_guided_demo_shows_a_finished_chunkers_row_while_a_later_one_runs(tmp_path, monkeypatch,
                                                                               stop_at_second_index):
     from core.workbench import DEFAULT_SPECS
-    from core.workbench.live import SHORT_COLUMNS
+    from core.workbench.live import short_columns
 
     indexed, _ = stop_at_second_index
     at = click(new_session(monkeypatch, tmp_path / "ws"), "Run the guided demo")
@@ -86,7 +86,7 @@ def test_the_guided_demo_shows_a_finished_chunkers_row_while_a_later_one_runs(tm
     assert indexed == DEFAULT_SPECS[:2]  # stopped inside the second chunker's indexing
     assert not at.exception and not at.error
     [table] = at.dataframe  # the first chunker's row: chunks, size and time, before any question is scored
-    assert list(table.value.columns) == list(SHORT_COLUMNS)
+    assert list(table.value.columns) == list(short_columns())
     assert list(table.value["chunker"]) == DEFAULT_SPECS[:1] and table.value["chunks"].iloc[0] > 1
     n = len(DEFAULT_SPECS)
     assert bars(at) == [(100 // n, f"1/{n} chunkers done · running {DEFAULT_SPECS[1]}")]

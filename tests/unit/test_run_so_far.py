@@ -7,7 +7,7 @@ import pytest
 from core.ingest.documents import join_documents
 from core.schema.documents import Document
 from core.workbench import Corpus, run_chunkers, run_summaries
-from core.workbench.live import SHORT_COLUMNS, RunSoFar, gold_spans, sample_stream
+from core.workbench.live import RunSoFar, gold_spans, sample_stream, short_columns
 from tests.unit.test_run_chunkers import DOC, TEXT, services_with
 
 
@@ -28,8 +28,10 @@ def test_each_chunker_done_gives_the_full_tables_row_or_its_error(tmp_path, mini
     full = run_summaries(services, {s: r for s, r in results.items() if r.ok}, [DOC])
     assert so_far.rows() == [line.row() for line in full.values()]  # the same rows the page's table shows after
     assert so_far.chunks["paragraph"] == results["paragraph"].run.parents()
-    assert [list(r) for r in so_far.short_rows()] == [list(SHORT_COLUMNS)] * 2
-    assert so_far.boundary_f1 == {"paragraph": None, "recursive:theta=20": None}  # no joins, no decisions
+    assert short_columns() == ("chunker", "chunks", "mean tokens", "boundary F1", "seconds", "cached")
+    assert [list(r) for r in so_far.short_rows()] == [list(short_columns())] * 2
+    # CHOP's headline field for every chunker: no joins, no decisions
+    assert so_far.headline == {"paragraph": {"boundary F1": None}, "recursive:theta=20": {"boundary F1": None}}
 
 
 def test_chops_boundary_f1_on_a_joined_stream_is_the_bench_reports(tmp_path):
@@ -41,7 +43,7 @@ def test_chops_boundary_f1_on_a_joined_stream_is_the_bench_reports(tmp_path):
     so_far = RunSoFar(services, ["chop"], [stream])
     results = run_chunkers(services, Corpus([stream], joined=True), ["chop"], on_result=so_far.add)
     f1 = report_fields([stream], results["chop"].run)["boundary_f1"]
-    assert f1 is not None and so_far.boundary_f1 == {"chop": f1}
+    assert f1 is not None and so_far.headline == {"chop": {"boundary F1": f1}}
     assert so_far.short_rows()[0]["boundary F1"] == f1
 
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from core.evaluation.fields import register_report_fields
+from core.evaluation.fields import FieldShow, register_report_fields
 from core.methods.chop.cnm import CNM, PROMPT_EXAMPLE_MODELS
 from core.methods.chop.rules import models_match
 from core.pipeline import ChunkRun
@@ -154,7 +154,18 @@ def _source_text(chunk: Chunk, doc: Document) -> str:
     return doc.text[seg.start:seg.end] if seg else doc.text
 
 
-@register_report_fields
+#: CNM accuracy's columns (the tag parts' right / wrong shares, empty tags, tags copied from the text)
+ACCURACY_SHOWS = [
+    FieldShow("cnm_category_accuracy", "CNM category acc", better="max", rank=20),
+    FieldShow("cnm_category_wrong", "CNM category wrong", better="min", rank=21),
+    FieldShow("cnm_model_accuracy", "CNM model acc", better="max", rank=22),
+    FieldShow("cnm_model_wrong", "CNM model wrong", better="min", rank=23),
+    FieldShow("cnm_empty_rate", "CNM empty", better="min", rank=24),
+    FieldShow("cnm_copy_rate", "CNM copied", rank=25, command_line=False),
+]
+
+
+@register_report_fields(shows=ACCURACY_SHOWS)
 def accuracy_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | int | None]:
     """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate`, `cnm_<part>_right/_wrong/_unknown` (None
     where there are no tags or no gold) and `cnm_copy_rate` (None where there are no tags)."""

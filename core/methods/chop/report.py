@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.evaluation.fields import register_report_fields
+from core.evaluation.fields import FieldShow, register_report_fields
 from core.methods.chop.continuity import BoundaryScores, score_boundaries
 from core.pipeline import ChunkRun
 from core.schema.documents import Document
 
 
-@register_report_fields
+@register_report_fields(shows=[FieldShow("boundary_f1", "boundary F1", better="max", rank=10, headline=True)])
 def boundary_metrics(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | None]:
     """Precision / recall / F1 of FALSE continuity decisions against the true joins (None where no run made
     decisions over a joined stream)."""

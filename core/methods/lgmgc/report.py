@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.evaluation.fields import register_report_fields
+from core.evaluation.fields import FieldShow, register_report_fields
 from core.methods.lgmgc.chunker import split_statistics
 from core.pipeline import ChunkRun
 from core.schema.documents import Document
 
 
-@register_report_fields
+@register_report_fields(shows=[
+    FieldShow("forward_passes_per_1k_words", "passes/1k words", place="cost", rank=10, command_line=False),
+    FieldShow("forward_passes", "forward passes", place="cost", rank=11, markdown=False,
+              shown_when=lambda r: bool(r.get("forward_passes"))),
+])
 def scoring_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
     traces = list(run.traces.values())
     passes = sum(t.get("forward_passes", 0) for t in traces)
