@@ -16,13 +16,16 @@ import json
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from core.infra.workspace import default_root
 from core.store.choices import Fusion, RerankerName, RetrievalMode
 from core.store.embeddings import BUNDLED_MINILM_FP32
+
+if TYPE_CHECKING:
+    from core.store.retrieval import RetrievalSettings
 
 SETTINGS_FILE = "settings.json"
 
@@ -176,7 +179,7 @@ def load_choices(folder: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | float | None):
+def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | float | None) -> RetrievalSettings:
     """RetrievalSettings from command-line values, the Settings defaults where a flag is not given; a bad value is
     a ConfigError with one line."""
     from core.infra.errors import ConfigError
@@ -187,7 +190,9 @@ def retrieval_from_flags(mode: str | None, fusion: str | None, weight: str | flo
         w = defaults["lexical_weight"].default if weight is None else float(weight)
     except ValueError as exc:
         raise ConfigError(f"--lexical-weight takes a number between 0 and 1 (got '{weight}')") from exc
-    return RetrievalSettings(mode or defaults["retrieval"].default, fusion or defaults["fusion"].default, w)
+    # the names as typed; RetrievalSettings refuses one that is not a mode or fusion with a ConfigError
+    return RetrievalSettings(cast(RetrievalMode, mode or defaults["retrieval"].default),
+                             cast(Fusion, fusion or defaults["fusion"].default), w)
 
 
 def settings_path(root: Path | None = None) -> Path:

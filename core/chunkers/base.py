@@ -111,6 +111,8 @@ class Chunker(ABC):
 
     name: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
+    #: every registered chunker is a dataclass of its parameters (`dataclasses.fields` reads them)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     #: bumped when the algorithm changes what it returns for the same parameters, so caches built by the old
     #: code (chunk runs, collections) are not taken for the new one's
     version: ClassVar[int] = 1
@@ -169,7 +171,7 @@ class Chunker(ABC):
         return result
 
     def params(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         if isinstance(self, MetadataPrefix) and out.get("prefix") == "none":
             del out["prefix"]  # the default leaves spec and identity as they were before the parameter existed
         if isinstance(self, TitleRouting) and out.get("retrieval") == "off":

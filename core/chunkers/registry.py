@@ -76,7 +76,7 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
     parameters) but not run, which is how callers check specs before building any service."""
     cls = chunker_class(spec)
     name, raw = parse_spec(spec)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in fields:

@@ -329,6 +329,7 @@ def _warm(args: argparse.Namespace) -> int:
     from core.services import build_services
     from core.settings import Settings
     from core.store.embedders import machine_vectors_path, model_files, publish_machine_vectors
+    from core.store.embeddings import CachedEmbedder
     from core.store.machine_file import file_problem
     from core.store.warm_up import WarmProgress, WarmUpLock
     from core.workbench import embed_sample_set
@@ -341,8 +342,10 @@ def _warm(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="chunklens-warm-") as scratch:
         services = build_services(Settings(workspace=scratch))
-        services.embedder.machine = None  # compute every vector afresh, whatever an older file holds
-        model = services.embedder.inner
+        cached = services.embedder
+        assert isinstance(cached, CachedEmbedder), "build_services puts the vector cache around every embedder"
+        cached.machine = None  # compute every vector afresh, whatever an older file holds
+        model = cached.inner
         target = machine_vectors_path(model.key)
         with WarmUpLock(target).acquire(waiting) as lock:
             if target.exists() and (lock.waited or not args.force):
@@ -354,7 +357,7 @@ def _warm(args: argparse.Namespace) -> int:
                 print(f"{target}: {problem}; rebuilding it", file=sys.stderr)
             print(f"computing the machine's sample vectors into {target}", file=sys.stderr, flush=True)
             embed_sample_set(services, progress=lock.report)
-            computed = services.embedder.stats.computed
+            computed = cached.stats.computed
             lock.report("checking and publishing the file", 1, 1)
             publish_machine_vectors(services.workspace.cache / "embeddings.sqlite", model)
     print(f"{computed:,} sample-set vectors in {target} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)

@@ -248,17 +248,18 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
         parts[n][g] = data
         if progress:
             progress(f"chunk ({executor.name})", done, len(jobs))
-    for n, kept in parts.items():
-        _write_run(documents, chunkers[n], groups, kept, cache_dir)
+    for n, run_parts in parts.items():
+        _write_run(documents, chunkers[n], groups, run_parts, cache_dir)
 
 
 def _write_run(documents: Sequence[Document], chunker: Chunker, groups: Sequence[tuple[int, ...]],
                parts: Sequence[dict[str, Any] | None], cache_dir: Path) -> None:
     """The whole run from its parts, in document order, checked and cached as `chunk_documents` caches it."""
-    if any(p is None for p in parts):
+    found = [p for p in parts if p is not None]
+    if len(found) < len(parts):
         raise ChunkLensError(f"{chunker.spec}: a chunking task returned nothing; rerun to finish it")
-    chunks = [c for p in parts for c in p["chunks"]]  # type: ignore[index]
-    traces = {k: v for p in parts for k, v in p["traces"].items()}  # type: ignore[union-attr]
+    chunks = [c for p in found for c in p["chunks"]]
+    traces = {k: v for p in found for k, v in p["traces"].items()}
     check_spans([_chunk(c) for c in chunks], documents)
     whole = run_key(documents, chunker.identity)
     write_atomically(cache_dir / f"{whole}.json", json.dumps({"chunks": chunks, "traces": traces}))

@@ -154,7 +154,7 @@ class MultiGranularChunker(MetadataPrefix, TitleRouting, Chunker):
         if self.parents in ("mg", "lgmgc"):
             raise ConfigError("mg: parents must come from a single-level chunker")
         parent = chunker_class(self.parents)
-        if "theta" not in {f.name for f in dataclasses.fields(parent)}:  # type: ignore[arg-type]
+        if "theta" not in {f.name for f in dataclasses.fields(parent)}:
             raise ConfigError(f"mg: parents must be a chunker sized by theta (recursive, paragraph, lg), "
                               f"not '{self.parents}'")
 
