@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from core import text as T
+from core.chunkers.base import Chunker
 from core.chunkers.peers import peer_versions
 from core.chunkers.registry import make_chunker
 from core.evaluation.chroma import EVIDENCE_CAP, EVIDENCE_KEYS, EvidenceIndex, corpus_of, evidence_scores
@@ -83,19 +84,15 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     """Every chunker in `specs` through the same pipeline and the same evaluation. `prior` holds runs the caller has
     just chunked and indexed over these same documents (the app's guided demo): they are scored as they are, not
     loaded from the caches a second time, and their chunk / embed / index seconds and LLM use are the caller's."""
-    data = joined(dataset) if options.join else dataset
-    queries = [q.text(options.qualify_queries) for q in data.questions]
-    refs = [(q.qid, q.references) for q in data.questions]
+    asked = AskedSet.of(dataset, options)
+    data = asked.data
     context = services.context()
     embedder, store = services.embedder, services.store
     lexical = services.lexical if options.retrieval.uses_lexical else None
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
-        need = model_need(chunker.needs)
-        uses_llm = need is not None
-        llm_service = services.get(need) if need else None
-        llm_before = llm_use(llm_service)
+        model = ModelUse.start(services, chunker.needs)
         if prior is not None and spec in prior:
             indexed = prior[spec]
             run = indexed.run
@@ -107,20 +104,19 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
             if options.cnm_examples and (taught := getattr(chunker, "taught", None)) is not None:
                 run = taught(run, data.documents, options.cnm_examples)
             indexed = index_run(run, data.documents, embedder, store, progress, lexical)
-        memo_key = _memo_key(services, options, data.documents, data.questions, queries, indexed,
+        memo_key = _memo_key(services, options, data.documents, data.questions, asked.queries, indexed,
                              [spec, chunker.spec])
         t0 = time.perf_counter()
-        scored = _memo_get(memo_key)
-        from_memo = scored is not None
-        if scored is None:
-            scored = _score_run(chunker, run, indexed, data, queries, refs, options, services, llm_service,
-                                llm_before, uses_llm)
-            query_seconds = scored.pop("_query_seconds")
-            _memo_put(memo_key, scored)
+        fields = _memo_get(memo_key)
+        from_memo = fields is not None
+        if fields is None:
+            scored = score_run(RunToScore(chunker, indexed, model), asked, options, services)
+            fields, query_seconds = scored.fields, scored.query_seconds
+            _memo_put(memo_key, fields)
         else:
             query_seconds = time.perf_counter() - t0
         results[spec] = {
-            **scored,
+            **fields,
             "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
                         "query": query_seconds,
                         **({"lexical": indexed.lexical_seconds} if lexical is not None else {})},
@@ -151,11 +147,67 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     }
 
 
-def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, queries: Sequence[str],
-               refs: Sequence[tuple[str, Any]], options: BenchOptions, services: Services, llm_service: Any,
-               llm_before: tuple[int, int, int], uses_llm: bool) -> dict[str, Any]:
-    """One chunk run asked every question and scored: everything in its report that does not describe this
-    particular run's cost (its seconds and caches), plus `_query_seconds`."""
+@dataclass(frozen=True)
+class AskedSet:
+    """The question set as every chunker of a bench is asked it: the data set as scored (one stream when the bench
+    joins), each question's query text (product-qualified or not) and its gold references by qid."""
+
+    data: QADataset
+    queries: list[str]
+    refs: list[tuple[str, list[Span]]]
+
+    @classmethod
+    def of(cls, dataset: QADataset, options: BenchOptions) -> AskedSet:
+        data = joined(dataset) if options.join else dataset
+        return cls(data, [q.text(options.qualify_queries) for q in data.questions],
+                   [(q.qid, list(q.references)) for q in data.questions])
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """The model a chunker asks (its `needs` say which service: `core.llm.base.model_need`) and that service's
+    counts when its run began, so the run's requests are the difference at the end, wherever it chunked."""
+
+    service: Any
+    before: tuple[int, int, int]
+
+    @classmethod
+    def start(cls, services: Services, needs: Sequence[str]) -> ModelUse | None:
+        need = model_need(needs)
+        if need is None:
+            return None
+        service = services.get(need)
+        return cls(service, llm_use(service))
+
+    def since(self) -> tuple[int, int, int]:
+        """(requests, tokens in, tokens out) since the run began."""
+        now = llm_use(self.service)
+        return now[0] - self.before[0], now[1] - self.before[1], now[2] - self.before[2]
+
+
+@dataclass(frozen=True)
+class RunToScore:
+    """One chunker's indexed run, and the model it asks (None: it asks none)."""
+
+    chunker: Chunker
+    indexed: IndexedRun
+    model: ModelUse | None = None
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """A run's report fields except what describes this particular run's cost (its seconds and caches), and the
+    seconds its questions took."""
+
+    fields: dict[str, Any]
+    query_seconds: float
+
+
+def score_run(target: RunToScore, asked: AskedSet, options: BenchOptions, services: Services) -> ScoredRun:
+    """One chunk run asked every question of `asked` and scored: the one scorer of the bench, the app's Benchmark
+    and the guided demo (all through `bench_dataset`)."""
+    chunker, indexed, data, refs = target.chunker, target.indexed, asked.data, asked.refs
+    run = indexed.run
     max_k = max(options.ks)
     source_of = source_resolver(data.documents)
     titles = document_titles(data.documents)  # what `retrieval=route` routes by (a joined stream has one)
@@ -164,18 +216,18 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
     spans, parents, n_children = run.spans(), run.parents(), len(run.children())
     t0 = time.perf_counter()
     retriever = services.retriever(indexed, chunker.retrieval_policy(titles), options.retrieval, texts=texts)
-    answers = retriever.ask_many(queries, max(max_k, EVIDENCE_CAP) if options.chroma else max_k)
+    answers = retriever.ask_many(asked.queries, max(max_k, EVIDENCE_CAP) if options.chroma else max_k)
     hits = [a.hits for a in answers]
     query_seconds = time.perf_counter() - t0
     applied = Counter(a.tags.applied for a in answers if a.tags is not None)
-    calls, tokens_in, tokens_out = (a - b for a, b in zip(llm_use(llm_service), llm_before))
+    calls, tokens_in, tokens_out = target.model.since() if target.model else (0, 0, 0)
     retrieved = [[h.span for h in found] for found in hits]
     scores, by_question = evaluate(refs, retrieved, spans, options.ks, source_of)
     per_question = {m: [q.values[m] for q in by_question] for m in (by_question[0].values if by_question else {})}
     scores.update(_chroma_scores(refs, retrieved, spans, options.chroma, per_question))
     n = len(parents)
-    generated = _answer_scores(options, services, data.questions, queries, hits)
-    return {
+    generated = _answer_scores(options, services, data.questions, asked.queries, hits)
+    return ScoredRun({
         **scores,
         **with_intervals(per_question),
         "per_question": per_question,
@@ -185,10 +237,10 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
         "n_children": n_children,
         "mean_chunk_tokens": sum(c.token_count for c in parents) / n if n else 0.0,
         "config": chunker.spec,
-        "llm": getattr(llm_service, "label", None) if uses_llm else None,
-        "llm_calls": calls if uses_llm else 0,
-        "llm_tokens_in": tokens_in if uses_llm else 0,
-        "llm_tokens_out": tokens_out if uses_llm else 0,
+        "llm": getattr(target.model.service, "label", None) if target.model else None,
+        "llm_calls": calls,
+        "llm_tokens_in": tokens_in,
+        "llm_tokens_out": tokens_out,
         "scorer": getattr(services.get("scorer"), "label", None) if "scorer" in chunker.needs else None,
         **report_fields(data.documents, run),
         "mean_parent_words": sum(T.count_words(c.text) for c in parents) / n if n else 0.0,
@@ -197,8 +249,7 @@ def _score_run(chunker: Any, run: Any, indexed: IndexedRun, data: QADataset, que
         "retrieval_applied": dict(applied.most_common()),
         **_judged_depth(data.questions, retrieved, texts, options.ks),
         **generated,
-        "_query_seconds": query_seconds,
-    }
+    }, query_seconds)
 
 
 def _chroma_scores(refs: Sequence[tuple[str, Any]], retrieved: Sequence[Sequence[Span]], spans: Sequence[Span],
@@ -251,7 +302,7 @@ def _memo_key(services: Services, options: BenchOptions, documents: Sequence[Doc
     accuracy the gold tags. The questions are keyed by every field of `Question`, derived from the dataclass, so
     a field added later is keyed too. Keying what the scores read, rather than keeping only the ranked spans and
     computing the figures again on a replay, keeps the memo what it is for (a replay does no work, the bootstrap
-    intervals included) and keeps `_score_run` one function; the cost is that the key must name every input,
+    intervals included) and keeps `score_run` one function; the cost is that the key must name every input,
     which the two derived digests do."""
     asked = [[query, {f.name: getattr(q, f.name) for f in dataclasses.fields(Question)}]
              for q, query in zip(questions, queries)]
