@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ChunkLensError("the generated set's documents differ from the gold set's")
         generated = select_documents(generated, doc_ids)
         specs = [s for s in args.chunkers.split(",") if s]
-        settings = Settings(**({"workspace": str(args.workspace)} if args.workspace else {}))
+        settings = Settings(workspace=str(args.workspace)) if args.workspace else Settings()
         services = build_services(settings, needs=needs_of(specs))
         options = BenchOptions([1, 5, 10], args.qualify, args.join, settings.retrieval_settings())
         reports = {}

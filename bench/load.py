@@ -482,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         url, start_seconds = app.url, app.start_seconds
         print(f"app on {url}, workspace {workspace}; warm-up session ({prepared['documents']} manual(s) through "
               f"{len(prepared['specs'])} chunkers)…", file=sys.stderr, flush=True)
+        assert app.proc is not None, "a started server has its process"
         sampler = RssSampler(app.proc.pid).start()
         rss_idle = sampler.rss()
         try:

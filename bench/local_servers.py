@@ -20,7 +20,7 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from bench.fault_server import FAULTS
 from core.infra.errors import ChunkLensError
@@ -70,7 +70,7 @@ class ChildServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float | None = None) -> ChildServer:
+    def start(self, timeout: float | None = None) -> Self:
         t0 = time.perf_counter()
         if self.log_path is None:
             self.proc = subprocess.Popen(self.cmd, cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL,

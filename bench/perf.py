@@ -390,14 +390,14 @@ def add_ratios(results: list[Result]) -> None:
             r.seconds = statistics.median(r.runs)
             r.mb_per_s = r.mb / r.seconds if r.seconds > 0 else None
     for family in FAMILIES:
-        members = [r for r in results if family in r.families and r.seconds]
-        peers = [r.seconds for r in members if r.role == "peer"]
-        floors = [r.seconds for r in members if r.role == "floor"]
-        for r in members:
+        members = [(r, r.seconds) for r in results if family in r.families and r.seconds]
+        peers = [seconds for r, seconds in members if r.role == "peer"]
+        floors = [seconds for r, seconds in members if r.role == "floor"]
+        for r, seconds in members:
             if r.role == "floor" or r.families[0] != family:  # a stage's ratios are its first family's
                 continue
-            r.x_fastest_peer = r.seconds / min(peers) if peers else None
-            r.x_floor = r.seconds / floors[0] if floors else None
+            r.x_fastest_peer = seconds / min(peers) if peers else None
+            r.x_floor = seconds / floors[0] if floors else None
 
 
 def target_lines(results: list[Result]) -> list[str]:
@@ -566,7 +566,7 @@ def load_services() -> tuple[Any, Any, Any, Any]:
     twins: list[Any] = []
     for precision in ("int8", "fp32"):
         try:
-            twin: Any = OnnxMiniLMEmbedder(batch_size=BATCH_SIZE, precision=precision)  # type: ignore[arg-type]
+            twin: Any = OnnxMiniLMEmbedder(batch_size=BATCH_SIZE, precision=precision)
             twin.embed([f"Warm the {precision} model up with sentence {i}." for i in range(2 * BATCH_SIZE)])
         except ChunkLensError as exc:
             print(f"skipped the onnxruntime {precision} stages: {exc}", file=sys.stderr)

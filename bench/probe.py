@@ -22,6 +22,7 @@ import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 MB = 2**20
 MEMORY_CAP = 3 * 2**30  # the address space each check may take (numpy, scipy and PDFium fit well inside)
@@ -80,8 +81,9 @@ def unanimous_winner_is_ahead() -> str:
     from core.evaluation.verdicts import closest_gap
 
     hits = {"won": [1.0, 1.0], "lost": [0.0, 0.0]}
-    results = {s: {"hit@1": sum(v) / len(v), **with_intervals({"hit@1": v}), "per_question": {"hit@1": v}}
-               for s, v in hits.items()}
+    results: dict[str, dict[str, Any]] = {
+        s: {"hit@1": sum(v) / len(v), **with_intervals({"hit@1": v}), "per_question": {"hit@1": v}}
+        for s, v in hits.items()}
     pairs = compare({s: r["per_question"] for s, r in results.items()}, ["hit@1"])
     report = {"n_questions": 2, "k": [1], "results": results, "pairs": [p.to_json() for p in pairs]}
     gap = closest_gap(report, "hit@1")

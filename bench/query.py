@@ -44,6 +44,7 @@ from bench import run_cli, run_offline
 from bench.perf import RssPeak, machine
 from core.infra.errors import ChunkLensError
 from core.settings import retrieval_from_flags
+from core.store.index import VectorStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -82,21 +83,21 @@ class TimedEmbedder:
         return getattr(self.inner, name)
 
 
-class TimedStore:
-    """The services' real VectorStore, with the time spent in `query` added to a Watch."""
+class TimedStore(VectorStore):
+    """The services' real VectorStore, with the time spent in `query` added to a Watch. It takes over the store's
+    state (its client and open collections: the same objects, not a new client) rather than opening its own."""
 
-    def __init__(self, inner: Any, watch: Watch) -> None:
-        self.inner, self.watch = inner, watch
+    def __init__(self, inner: VectorStore, watch: Watch) -> None:  # not super().__init__: that makes a client
+        self.__dict__.update(vars(inner))
+        self.watch = watch
 
-    def query(self, *args: Any, **kwargs: Any) -> list[list[tuple[str, float]]]:
+    def query(self, name: str, vectors: np.ndarray, k: int,
+              where: dict[str, Any] | None = None) -> list[list[tuple[str, float]]]:
         t0 = time.perf_counter()
         try:
-            return self.inner.query(*args, **kwargs)
+            return super().query(name, vectors, k, where)
         finally:
             self.watch.seconds["store"] += time.perf_counter() - t0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 # --- building the collections ------------------------------------------------------------------------------------
@@ -175,6 +176,7 @@ def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_
     from core.pipeline import ChunkRun, IndexedRun, corpus_fingerprint
     from core.services import build_services
     from core.settings import Settings
+    from core.store.embeddings import CachedEmbedder
     from core.store.index import collection_name
     from core.workbench import DEFAULT_SPECS, ChunkerResult
 
@@ -193,7 +195,9 @@ def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_
         raise ChunkLensError(f"only {len(questions)} questions have their gold inside the first {n_chunks:,} chunks")
 
     t0 = time.perf_counter()
-    vectors, computed = chunk_vectors(material.chunks, services.embedder.inner, cache)
+    cached = services.embedder
+    assert isinstance(cached, CachedEmbedder), "build_services puts the vector cache around every embedder"
+    vectors, computed = chunk_vectors(material.chunks, cached.inner, cache)
     seconds["embedding"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

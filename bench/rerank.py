@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
     quiet_libraries()
     specs = [s for s in args.chunkers.split(",") if s]
-    settings = Settings(**({"workspace": str(args.workspace)} if args.workspace else {}))
+    settings = Settings(workspace=str(args.workspace)) if args.workspace else Settings()
     services = build_services(settings, needs=needs_of(specs))
     base = settings.retrieval_settings()
     weights = [float(w) for w in args.weights.split(",") if w]

@@ -181,7 +181,8 @@ def _route_section(folder: Path) -> list[str]:
                          f"{r['wrong_doc@10']:.3f} | {_applied(r)} |")
     base, route, chop = "naive-500t", "naive-500t:retrieval=route", "chop:retrieval=filter"
     lines += ["", "hit@1 / MRR@10 of `naive-500t`, `naive-500t` routed by title, and CHOP's filter:", ""]
-    titled, streams = [], []
+    titled: list[dict[str, Any]] = []
+    streams: list[dict[str, Any]] = []
     for report, join in reports.values():
         res = report["results"]
         if not all(c in res for c in (base, route, chop)):
@@ -302,7 +303,8 @@ def analyzer_tables(study: dict[str, Any]) -> list[str]:
         means = [statistics.fmean(results[s][label][m] for s in sets) for m in ("hit@1", "hit@10", "mrr@10")]
         losses = []
         for m in ("hit@1", "hit@10"):
-            s_worst = max(sets, key=lambda s, m=m: best[s][m] - results[s][label][m])
+            loss = {s: best[s][m] - results[s][label][m] for s in sets}
+            s_worst = max(sets, key=loss.__getitem__)
             losses.append(f"{best[s_worst][m] - results[s_worst][label][m]:.3f} ({s_worst})")
         lines.append(f"| {name(label)} | " + " | ".join(f"{v:.3f}" for v in means) + " | " + " | ".join(losses)
                      + " |")
@@ -522,8 +524,9 @@ def main(argv: list[str] | None = None) -> int:
 
     quiet_libraries()
     specs = [s for s in args.chunkers.split(",") if s]
-    settings = Settings(long_text=args.long_text, **({"embedder": args.embedder} if args.embedder else {}),
-                        **({"workspace": str(args.workspace)} if args.workspace else {}))
+    settings = Settings.model_validate({"long_text": args.long_text,
+                                        **({"embedder": args.embedder} if args.embedder else {}),
+                                        **({"workspace": str(args.workspace)} if args.workspace else {})})
     services = build_services(settings, needs=needs_of(specs))
     ks = sorted({int(k) for k in args.k.split(",") if k} | {10})
     grid = settings_grid([float(w) for w in args.weights.split(",")])

@@ -52,7 +52,7 @@ def compare(data: Path, max_docs: int | None, theta: int, eos_mode: str, cache_d
         dataset = first_documents(dataset, max_docs)
     docs = dataset.documents
     texts = {d.doc_id: d.text for d in docs}
-    engines = {"torch": EosScorer(cache_dir=cache_dir, eos_mode=eos_mode),
+    engines: dict[str, EosScorer | LlamaCppEosScorer] = {"torch": EosScorer(cache_dir=cache_dir, eos_mode=eos_mode),
                "llamacpp": LlamaCppEosScorer(eos_mode=eos_mode)}
     report: dict[str, Any] = {"data": str(data), "documents": len(docs), "theta": theta, "eos_mode": eos_mode,
                               "engines": {}}

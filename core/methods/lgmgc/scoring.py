@@ -84,6 +84,10 @@ class WindowMemo:
             self._scored[(text, tuple(positions))] = scored
         return scored
 
+    def clear(self) -> None:
+        """Forget every window (`python -m bench.scorer` times the windows lg scored afresh)."""
+        self._scored.clear()
+
 
 class EosScorer:
     def __init__(self, model: str = BUNDLED_SMOLLM2, cache_dir: Path | None = None, eos_mode: str = "eos",
