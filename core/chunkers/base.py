@@ -112,7 +112,7 @@ class Chunker(ABC):
     name: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
     #: every registered chunker is a dataclass of its parameters (`dataclasses.fields` reads them)
-    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
     #: bumped when the algorithm changes what it returns for the same parameters, so caches built by the old
     #: code (chunk runs, collections) are not taken for the new one's
     version: ClassVar[int] = 1

@@ -18,8 +18,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.infra.errors import DocumentError
+
+if TYPE_CHECKING:  # pypdfium2 itself is imported where a PDF is read; it ships no types, so these name its classes
+    from pypdfium2 import PdfDocument, PdfTextPage
 
 #: Stored with every PDF's text (`Document.loader`). Text from another loader (pypdf, before this one) has other
 #: offsets, so the page view refuses it and asks for the file to be read again; bump this when the text changes.
@@ -47,7 +51,7 @@ class PageText:
 
 
 @contextmanager
-def open_pdf(data: bytes) -> Iterator[object]:
+def open_pdf(data: bytes) -> Iterator[PdfDocument]:
     """The PDF as a pypdfium2 `PdfDocument`, under `LOCK`, closed afterwards. PDFium's own errors
     (`pypdfium2.PdfiumError`: damaged, encrypted with a password) pass through."""
     import pypdfium2 as pdfium
@@ -60,15 +64,15 @@ def open_pdf(data: bytes) -> Iterator[object]:
             pdf.close()
 
 
-def page_text(textpage: object) -> PageText:
+def page_text(textpage: PdfTextPage) -> PageText:
     """The text of one PDFium text page, character by character (PDFium's bulk text call may drop or insert
     characters, which would shift every offset after them)."""
     import pypdfium2.raw as raw
 
-    handle = textpage.raw  # type: ignore[attr-defined]
+    handle = textpage.raw
     out: list[str] = []
     chars: list[int] = []
-    n = textpage.count_chars()  # type: ignore[attr-defined]
+    n = textpage.count_chars()
     i = 0
     while i < n:
         code = raw.FPDFText_GetUnicode(handle, i)
@@ -92,11 +96,11 @@ def page_text(textpage: object) -> PageText:
     return PageText(kept, chars[lead:lead + len(kept)])
 
 
-def outline(pdf: object) -> list[tuple[int, int, str]]:
+def outline(pdf: PdfDocument) -> list[tuple[int, int, str]]:
     """(page index, level from 1, title) of every bookmark; an outline PDFium cannot follow is left out."""
     out: list[tuple[int, int, str]] = []
     try:
-        for mark in pdf.get_toc():  # type: ignore[attr-defined]
+        for mark in pdf.get_toc():
             dest = mark.get_dest()
             page = dest.get_index() if dest is not None else None
             title = " ".join((mark.get_title() or "").split())
@@ -130,7 +134,7 @@ def page_layout(data: bytes, page_no: int, scale: float) -> tuple[PageLayout, by
     import pypdfium2.raw as raw
 
     with open_pdf(data) as pdf:
-        page = pdf[page_no]  # type: ignore[index]
+        page = pdf[page_no]
         textpage = page.get_textpage()
         found = page_text(textpage)
         page_width, page_height = page.get_size()

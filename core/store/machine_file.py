@@ -143,13 +143,15 @@ def file_problem(path: Path, embedder: Embedder, files: Sequence[Path], full: bo
     except sqlite3.Error as exc:
         return f"it cannot be opened ({exc})"
     try:
-        problem = header_problem(read_header(db), embedder, files)
+        header = read_header(db)
+        problem = header_problem(header, embedder, files)
         if problem or not full:
             return problem
         checked = [row[0] for row in db.execute("PRAGMA quick_check")]
         if checked != ["ok"]:
             return f"it is damaged ({'; '.join(map(str, checked))[:120]})"
-        return rows_problem(db, int(read_header(db)["dim"]))  # type: ignore[index]
+        assert header is not None, "header_problem refuses a file without a header"
+        return rows_problem(db, int(header["dim"]))
     except sqlite3.Error as exc:
         return f"it cannot be read ({exc})"
     finally:
