@@ -9,9 +9,13 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.cli.flags import quiet_libraries, settings_from_flags
 from core.infra.errors import ChunkLensError
+
+if TYPE_CHECKING:  # tqdm is imported when the first bar is drawn
+    from tqdm import tqdm
 
 
 class _Bars:
@@ -19,7 +23,7 @@ class _Bars:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self.bars: dict[str, object] = {}
+        self.bars: dict[str, tqdm] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
@@ -29,9 +33,9 @@ class _Bars:
         bar = self.bars.get(stage)
         if bar is None:
             bar = self.bars[stage] = tqdm(total=total, desc=stage[:40], file=sys.stderr, leave=False)
-        bar.update(done - bar.n)  # type: ignore[attr-defined]
+        bar.update(done - bar.n)
         if done >= total:
-            bar.close()  # type: ignore[attr-defined]
+            bar.close()
             del self.bars[stage]
 
 

@@ -113,10 +113,11 @@ class _EmbedActor:
     def __init__(self, settings: Settings) -> None:
         from core.store.embedders import local_embedder
         from core.store.embeddings import BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
-        from core.store.onnx_embedder import OnnxMiniLMEmbedder
+        from core.store.onnx_embedder import OnnxMiniLMEmbedder, Precision
 
-        precision = {BUNDLED_MINILM_FP32: "fp32", BUNDLED_MINILM_INT8: "int8"}.get(settings.embedder)
-        self.inner = (OnnxMiniLMEmbedder(long_text=settings.long_text, workers=1, precision=precision)  # type: ignore[arg-type]
+        precisions: dict[str, Precision] = {BUNDLED_MINILM_FP32: "fp32", BUNDLED_MINILM_INT8: "int8"}
+        precision = precisions.get(settings.embedder)
+        self.inner = (OnnxMiniLMEmbedder(long_text=settings.long_text, workers=1, precision=precision)
                       if precision else local_embedder(settings.embedder, settings.long_text))
 
     def embed(self, b: int, batch: Sequence[str]) -> tuple[int, np.ndarray]:

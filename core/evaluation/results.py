@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from core.infra.errors import ChunkLensError
 
@@ -49,6 +49,13 @@ def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+class _View(Protocol):
+    """What a `_Field` reads from: a view over one JSON object."""
+
+    @property
+    def raw(self) -> Mapping[str, object]: ...
+
+
 class _Field(Generic[T]):
     """A field of the JSON object a view wraps, read by the attribute's own name through `convert` (which gives
     None, or a default, for a value of the wrong type)."""
@@ -62,12 +69,12 @@ class _Field(Generic[T]):
     @overload
     def __get__(self, obj: None, owner: type | None = None) -> _Field[T]: ...
     @overload
-    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: _View, owner: type | None = None) -> T: ...
 
-    def __get__(self, obj: object | None, owner: type | None = None) -> T | _Field[T]:
+    def __get__(self, obj: _View | None, owner: type | None = None) -> T | _Field[T]:
         if obj is None:
             return self
-        return self.convert(obj.raw.get(self.key))  # type: ignore[attr-defined]
+        return self.convert(obj.raw.get(self.key))
 
 
 @dataclass(frozen=True)
