@@ -7,6 +7,7 @@ import types
 
 import pytest
 
+from core.chunkers.registry import make_chunker
 from core.evaluation.prefetch import GroupJob, length_batches
 from core.evaluation.ray_executor import RayExecutor
 
@@ -54,10 +55,21 @@ def test_no_more_tasks_in_flight_than_workers_and_every_job_yielded_once(monkeyp
 
     monkeypatch.setattr(rx, "chunk_group", lambda chunker, settings, library, indices: {"indices": indices})
     ray = FakeRay()
-    jobs = [GroupJob(None, (i,)) for i in range(7)]  # type: ignore[arg-type]
+    jobs = [GroupJob(make_chunker("chop"), (i,)) for i in range(7)]  # CHOP learns the library: it is sent it all
     got = dict(RayExecutor(ray, workers).chunk(None, ["doc"] * 7, jobs))  # type: ignore[arg-type]
     assert ray.most == workers
     assert sorted(got) == list(range(7)) and all(got[j]["indices"] == (j,) for j in got)
+
+
+def test_a_chunker_that_does_not_learn_the_library_is_sent_its_own_documents(monkeypatch):
+    import core.evaluation.ray_executor as rx
+
+    monkeypatch.setattr(rx, "chunk_group",
+                        lambda chunker, settings, library, indices: {"library": list(library), "indices": indices})
+    library = [f"doc{i}" for i in range(5)]
+    jobs = [GroupJob(make_chunker("paragraph"), (1, 2)), GroupJob(make_chunker("paragraph"), (4,))]
+    got = dict(RayExecutor(FakeRay(), 2).chunk(None, library, jobs))  # type: ignore[arg-type]
+    assert got == {0: {"library": ["doc1", "doc2"], "indices": (0, 1)}, 1: {"library": ["doc4"], "indices": (0,)}}
 
 
 def test_length_batches_are_shortest_first_and_keep_every_text():
