@@ -4,8 +4,9 @@
 chunk run over the documents, then the vectors of its chunks) on an `Executor`'s workers, and the driver writes the
 results where the single-process bench looks first: the chunk run into the workspace's chunk-run cache under its
 `run_key`, the vectors into the embedder's vector cache. The bench then runs unchanged and finds everything cached,
-so its figures are the local run's by construction: the same chunks (the chunkers are deterministic, and each
-worker prepares its chunker on the whole library, as `chunk_documents` does), and the same vectors (the default
+so its figures are the local run's by construction: the same chunks (the chunkers are deterministic, and a
+chunker that learns the library, CHOP, is prepared on all of it on each worker, as `chunk_documents` prepares it;
+any other is sent its own documents only), and the same vectors (the default
 MiniLM on onnxruntime embeds one text per call, so a vector depends on its text only, not on its batch).
 
 Work is keyed by document and chunker identity, so a killed run resumes: each finished group of documents is kept
@@ -43,8 +44,8 @@ from core.store.embeddings import CachedEmbedder, EmbeddingCache, by_length
 from core.store.index import collection_name
 
 #: documents per chunking task at most: a finished group is kept, so a killed run loses at most this many per
-#: worker; every task prepares its chunker on the whole library (CHOP's extractor learns it), so groups are not
-#: made smaller than the workers need to be kept busy (`groups_of`)
+#: worker; a task of a chunker that learns the library prepares it on all of it (CHOP's extractor), so groups are
+#: not made smaller than the workers need to be kept busy (`groups_of`)
 MAX_GROUP = 32
 #: concurrent requests to an OpenAI-compatible embedding server (each within the request limits of
 #: `core.llm.budget`, which every call is charged to)
@@ -94,7 +95,8 @@ def worker_context(settings: Settings, needs: Sequence[str]) -> ChunkerContext:
 
 def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document],
                 indices: Sequence[int]) -> dict[str, Any]:
-    """One task: `chunker` prepared on the whole library, run over the documents at `indices`; plain data back
+    """One task: `chunker` prepared on `library` (the whole library for a chunker that learns it, else the task's
+    own documents: `task_documents`), run over the documents at `indices`; plain data back
     (chunks as `Chunk.to_dict`, traces by doc id, the identity the worker's services gave the chunker)."""
     started = time.perf_counter()
     chunker.context = worker_context(settings, chunker.needs)
