@@ -46,7 +46,7 @@ from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, joined
-from core.llm.base import llm_use, model_need
+from core.llm.base import ModelUse
 from core.pipeline import IndexedRun, ProgressFn, chunk_documents, corpus_fingerprint, index_run
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -92,7 +92,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     results: dict[str, Any] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
-        model = ModelUse.start(services, chunker.needs)
+        model = ModelUse.start(services.get, chunker.needs)
         if prior is not None and spec in prior:
             indexed = prior[spec]
             run = indexed.run
@@ -161,28 +161,6 @@ class AskedSet:
         data = joined(dataset) if options.join else dataset
         return cls(data, [q.text(options.qualify_queries) for q in data.questions],
                    [(q.qid, list(q.references)) for q in data.questions])
-
-
-@dataclass(frozen=True)
-class ModelUse:
-    """The model a chunker asks (its `needs` say which service: `core.llm.base.model_need`) and that service's
-    counts when its run began, so the run's requests are the difference at the end, wherever it chunked."""
-
-    service: Any
-    before: tuple[int, int, int]
-
-    @classmethod
-    def start(cls, services: Services, needs: Sequence[str]) -> ModelUse | None:
-        need = model_need(needs)
-        if need is None:
-            return None
-        service = services.get(need)
-        return cls(service, llm_use(service))
-
-    def since(self) -> tuple[int, int, int]:
-        """(requests, tokens in, tokens out) since the run began."""
-        now = llm_use(self.service)
-        return now[0] - self.before[0], now[1] - self.before[1], now[2] - self.before[2]
 
 
 @dataclass(frozen=True)
@@ -365,12 +343,12 @@ def _answer_scores(options: BenchOptions, services: Services, questions: Sequenc
     from core.evaluation.generation import answer_request, score_answer
 
     picked = [i for i, q in enumerate(questions) if q.answer][: options.answers]
-    before = llm_use(chat)
+    used = ModelUse.of(chat)
     t0 = time.perf_counter()
     answers = chat.ask_many([answer_request(queries[i], [h.chunk for h in hits[i][: options.answer_k]])
                              for i in picked])
     scored = [score_answer(a, questions[i].answer) for i, a in zip(picked, answers)]
-    calls, tokens_in, tokens_out = (a - b for a, b in zip(llm_use(chat), before))
+    calls, tokens_in, tokens_out = used.since()
     n = len(scored) or 1
     return {"answer_f1": sum(s.f1 for s in scored if s) / n, "answer_rouge_l": sum(s.rouge_l for s in scored if s) / n,
             "answers_scored": len(scored), "answer_errors": sum(1 for a in answers if a.error),

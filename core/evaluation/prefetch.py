@@ -24,7 +24,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,7 +34,7 @@ from core.chunkers.base import Chunker, ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError
 from core.infra.storage import write_atomically
-from core.llm.base import llm_use, model_need
+from core.llm.base import ModelUse
 from core.pipeline import ProgressFn, corpus_fingerprint, load_chunk_run, run_key
 from core.schema.chunks import Chunk, SpanMismatch, check_spans
 from core.schema.documents import Document
@@ -100,9 +100,7 @@ def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document
     (chunks as `Chunk.to_dict`, traces by doc id, the identity the worker's services gave the chunker)."""
     started = time.perf_counter()
     chunker.context = worker_context(settings, chunker.needs)
-    need = model_need(chunker.needs)
-    model = chunker.context.get(need) if need else None
-    before = llm_use(model)
+    model = ModelUse.start(chunker.context.get, chunker.needs)
     chunker.prepare(library)
     chunks: list[dict[str, Any]] = []
     traces: dict[str, Any] = {}
@@ -112,7 +110,7 @@ def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document
         if result.trace:
             traces[library[i].doc_id] = result.trace
     return {"identity": chunker.identity, "chunks": chunks, "traces": traces,
-            "llm": [after - then for after, then in zip(llm_use(model), before)],
+            "llm": model.counts() if model else {},
             "seconds": time.perf_counter() - started}
 
 
@@ -179,7 +177,7 @@ class PrefetchReport:
     llm_use: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: dict(v) if isinstance(v, dict) else v for k, v in self.__dict__.items()}
+        return asdict(self)
 
     def add_llm_use(self, report: dict[str, Any]) -> None:
         """The bench `report`'s per-chunker LLM counts made whole: the requests the workers sent while chunking
@@ -243,10 +241,10 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"chunks": result["chunks"], "traces": result["traces"]}
         write_atomically(path, json.dumps(data))
-        if any(result["llm"]):
-            used = report.llm_use.setdefault(specs[n], {"calls": 0, "tokens_in": 0, "tokens_out": 0})
-            for key, count in zip(used, result["llm"]):
-                used[key] += count
+        if any(result["llm"].values()):
+            used = report.llm_use.setdefault(specs[n], {})
+            for key, count in result["llm"].items():
+                used[key] = used.get(key, 0) + count
         parts[n][g] = data
         if progress:
             progress(f"chunk ({executor.name})", done, len(jobs))

@@ -82,6 +82,35 @@ def llm_use(service: Any) -> tuple[int, int, int]:
     return (stats.calls, stats.tokens_in, stats.tokens_out) if isinstance(stats, LLMStats) else (0, 0, 0)
 
 
+@dataclass(frozen=True)
+class ModelUse:
+    """A model service and its counts (`llm_use`) when some work began, so the work's requests are the difference
+    at its end: a chunk run's (the bench, Chunk & compare, a Ray task) or the generated answers'."""
+
+    service: Any
+    before: tuple[int, int, int]
+
+    @classmethod
+    def of(cls, service: Any) -> ModelUse:
+        return cls(service, llm_use(service))
+
+    @classmethod
+    def start(cls, get: Callable[[str], Any], needs: Collection[str]) -> ModelUse | None:
+        """The model a chunker with `needs` asks (`model_need`), read through `get` (`Services.get`,
+        `ChunkerContext.get`); None when it asks none."""
+        need = model_need(needs)
+        return None if need is None else cls.of(get(need))
+
+    def since(self) -> tuple[int, int, int]:
+        """(requests, tokens in, tokens out) since the work began."""
+        now = llm_use(self.service)
+        return now[0] - self.before[0], now[1] - self.before[1], now[2] - self.before[2]
+
+    def counts(self) -> dict[str, int]:
+        """`since()` by name: {"calls", "tokens_in", "tokens_out"}."""
+        return dict(zip(("calls", "tokens_in", "tokens_out"), self.since()))
+
+
 class AnswerCache:
     """Answers on disk keyed by backend, model and the whole request: a rerun pays nothing."""
 

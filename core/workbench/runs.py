@@ -19,7 +19,7 @@ from core.evaluation.relevance import RelevanceCounter
 from core.evaluation.results import RunSummary
 from core.infra.errors import ChunkLensError, ConfigError
 from core.infra.storage import locked
-from core.llm.base import llm_use, model_need
+from core.llm.base import ModelUse
 from core.methods.chop.cnm import cnm_backend_of
 from core.methods.chop.edits import EditLog
 from core.pipeline import (
@@ -266,14 +266,12 @@ def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool,
     """One spec's chunk run, on the worker thread; `should_stop` turns True when the run it is for was stopped,
     and the chunking ends at its next check (between documents, between a chunker's slow steps)."""
     started = time.perf_counter()
-    model, calls_before = None, 0
+    model: ModelUse | None = None
     try:
         context = services.context()
         context.should_stop = should_stop
         chunker = make_chunker(spec, context)
-        need = model_need(chunker.needs)
-        model = services.get(need) if need else None
-        calls_before = llm_use(model)[0]
+        model = ModelUse.start(services.get, chunker.needs)
         if cached_only:
             chunker.prepare(corpus.documents)  # as `chunk_documents` does: its policy tags questions with it
             run = load_chunk_run(corpus.documents, chunker, services.workspace.chunk_runs)
@@ -281,7 +279,7 @@ def _chunk(services: Services, corpus: Corpus, spec: str, cached_only: bool,
             run = chunk_documents(corpus.documents, chunker, services.workspace.chunk_runs)
     except ChunkLensError as exc:
         return _Chunked(None, time.perf_counter() - started, error=str(exc))
-    return _Chunked(run, time.perf_counter() - started, llm_use(model)[0] - calls_before)
+    return _Chunked(run, time.perf_counter() - started, model.since()[0] if model else 0)
 
 
 def edits_key(log: EditLog, docs: Sequence[Document], identity: str) -> str:
