@@ -52,12 +52,6 @@ def extras() -> dict[str, Extra]:
             **{s.label: s.value for s in _shows("fidelity")}}
 
 
-def _wanted(name: str, get: Extra, result: dict[str, Any]) -> bool:
-    """Whether `result` calls for the column: a registered field's own rule, else a value there."""
-    show = next((s for s in shown_fields() if s.label == name and s.markdown), None)
-    return show.wanted_by(result) if show else get(result) is not None
-
-
 def load_reports(path: Path) -> list[dict[str, Any]]:
     try:
         data = loads_checked(Path(path).read_bytes())
@@ -106,20 +100,22 @@ def pair_lines(report: dict[str, Any]) -> list[str]:
             *lines]
 
 
-def _extra(name: str, result: dict[str, Any]) -> str:
-    value = extras()[name](result)
+def _extra(name: str, get: Extra, result: dict[str, Any]) -> str:
+    value = get(result)
     return f"{value:.1f}" if name in ("wall s", "answer s", "chunk s") and value is not None else _cell(value)
 
 
 def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
-             ks: Sequence[int]) -> tuple[list[str], list[str]]:
+             ks: Sequence[int]) -> tuple[list[str], dict[str, Extra]]:
     """The metric@k columns, which every result must carry, and the extra columns (`extras`) any of them calls
-    for."""
+    for: a registered field's own rule (`FieldShow.wanted_by`), else a value there."""
     columns = [f"{m}@{k}" for m in metrics for k in ks]
     missing = sorted({c for r in results for c in columns if c not in r})
     if missing:
         raise ChunkLensError(f"the report has no {', '.join(missing)}")
-    shown = [name for name, get in extras().items() if any(_wanted(name, get, r) for r in results)]
+    rules = {show.label: show.wanted_by for show in shown_fields() if show.markdown}
+    shown = {name: get for name, get in extras().items()
+             if any(rules[name](r) if name in rules else get(r) is not None for r in results)}
     return columns, shown
 
 
@@ -141,8 +137,8 @@ def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[
     """One row per chunker: parents, children, mean parent tokens, each metric@k, then cost columns that
     carry information in this report (wall seconds always)."""
     results = report["results"]
-    columns, extras = _columns(list(results.values()), metrics, list(ks or report["k"]))
-    header = ["chunker", "chunks", "children", "tokens", *columns, *extras]
+    columns, extra_columns = _columns(list(results.values()), metrics, list(ks or report["k"]))
+    header = ["chunker", "chunks", "children", "tokens", *columns, *extra_columns]
     retrieval = retrieval_phrase(report)
     lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents"
              + (" joined into one stream" if report.get("joined") else "")
@@ -151,7 +147,7 @@ def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, r in results.items():
         row = [f"`{name}`", str(r["n_chunks"]), str(r.get("n_children") or "-"), f"{r['mean_chunk_tokens']:.0f}",
-               *[metric_cell(r, c) for c in columns], *[_extra(e, r) for e in extras]]
+               *[metric_cell(r, c) for c in columns], *[_extra(e, get, r) for e, get in extra_columns.items()]]
         lines.append("| " + " | ".join(row) + " |")
     if any(r.get("per_corpus") for r in results.values()):  # `bench --protocol chroma`
         lines += ["", *per_corpus_lines(results, columns)]
@@ -170,12 +166,12 @@ def comparison_table(folder: Path, rows: Sequence[dict[str, str]], metrics: Sequ
         if row["chunker"] not in report["results"]:
             raise ChunkLensError(f"{row['report']} has no result for '{row['chunker']}'")
         picked.append((row["label"], row["chunker"], report["results"][row["chunker"]]))
-    columns, extras = _columns([r for *_, r in picked], metrics, ks)
-    header = ["run", "chunker", "chunks", *columns, *extras]
+    columns, extra_columns = _columns([r for *_, r in picked], metrics, ks)
+    header = ["run", "chunker", "chunks", *columns, *extra_columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, name, r in picked:
         cells = [label, f"`{name}`", str(r["n_chunks"]), *[metric_cell(r, c) for c in columns],
-                 *[_extra(e, r) for e in extras]]
+                 *[_extra(e, get, r) for e, get in extra_columns.items()]]
         lines.append("| " + " | ".join(cells) + " |")
     for name in dict.fromkeys(row["report"] for row in rows):  # each report's tests among the rows shown
         shown = {row["chunker"] for row in rows if row["report"] == name}
