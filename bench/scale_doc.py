@@ -105,10 +105,16 @@ def markers(block: str) -> tuple[str, str]:
     return f"<!-- bench.scale_doc: {block} -->", f"<!-- bench.scale_doc: end of {block} -->"
 
 
-def rendered_block(document: str, block: str) -> str:
-    """What sits between `block`'s markers in `document` (ValueError when they are missing)."""
+def _between(document: str, block: str) -> tuple[int, int]:
+    """Where `block`'s content starts and ends in `document`: after its first marker, before its second
+    (ValueError when they are missing)."""
     begin, end = markers(block)
-    start, stop = document.index(begin) + len(begin), document.index(end)
+    return document.index(begin) + len(begin), document.index(end)
+
+
+def rendered_block(document: str, block: str) -> str:
+    """What sits between `block`'s markers in `document`."""
+    start, stop = _between(document, block)
     return document[start:stop].strip("\n") + "\n"
 
 
@@ -116,8 +122,7 @@ def write_into(path: Path, blocks: dict[str, str]) -> None:
     """Each block of `blocks` put between its markers in the document at `path`; the rest left as it is."""
     document = path.read_text(encoding="utf-8")
     for block, text in blocks.items():
-        begin, end = markers(block)
-        start, stop = document.index(begin) + len(begin), document.index(end)
+        start, stop = _between(document, block)
         document = document[:start] + "\n" + text + document[stop:]
     path.write_text(document, encoding="utf-8")
 
