@@ -376,7 +376,7 @@ def ray_stages(ray: Any, workers: int, settings: Any, spec: str, corpus: Sequenc
     executor = RayExecutor(ray, workers)
     jobs = [GroupJob(make_chunker(spec), indices) for indices in groups_of(len(corpus), workers)]
     t0 = time.perf_counter()
-    chunks = sum(len(result["chunks"]) for _, result in executor.chunk(settings, corpus, jobs))
+    chunks = sum(len(result.part.chunks) for _, result in executor.chunk(settings, corpus, jobs))
     chunking = time.perf_counter() - t0
     order = by_length(texts)  # the order length_batches puts them in
     batches = length_batches(texts, RAY_BATCH)

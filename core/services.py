@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 #: unbounded, 12 visitors with keys of their own kept 1.4 GB for the life of the server. The least recently used
 #: one goes first; a session whose Services went is given a new one on its next rerun.
 MAX_CACHED_SERVICES = 4
-#: factory(settings, workspace, services built so far, the key ring that says which key goes where) -> the service
-ServiceFactory = Callable[[Settings, Workspace, dict[str, Any], KeyRing], Any]
+#: factory(settings, workspace, the services built before it (read through their typed accessors), the key ring that
+#: says which key goes where) -> the service
+ServiceFactory = Callable[[Settings, Workspace, ChunkerContext, KeyRing], object]
 FACTORIES: dict[str, ServiceFactory] = {}
 
 
@@ -59,7 +60,7 @@ class Services:
     store: VectorStore
     #: the services chunkers name in `needs`, by need ("chat", CHOP's "llm", LGMGC's "scorer", ...): each built by
     #: the factory registered under that name; a method reads its own through its typed accessor
-    provided: dict[str, Any] = field(default_factory=dict)
+    provided: dict[str, object] = field(default_factory=dict)
     lexical: LexicalStore | None = None  # BM25 indexes of the chunk runs, in the workspace
     #: the operator's reranker (`rerank_model`), loaded on first use: None until a search asks for "model"
     model_reranker: Callable[[], Reranker] | None = field(default=None, repr=False)
@@ -74,7 +75,7 @@ class Services:
     @property
     def chat(self) -> LLMClient | None:
         """The chat client: lumber's, and the one generated answers come from."""
-        return self.provided.get("chat")
+        return self.get("chat")
 
     def context(self) -> ChunkerContext:
         return ChunkerContext({"embedder": self.embedder, **self.provided})
@@ -140,13 +141,20 @@ def build_services(settings: Settings, keys: KeyRing | None = None,
     embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache,
                              base_url=settings.embedder_base_url or None,
                              api_key=keys.key_for(settings.embedder_base_url))
-    built: dict[str, Any] = {"embedder": embedder}
+    return Services(settings, ws, embedder, open_store(settings, ws), provide(settings, ws, embedder, keys, needs),
+                    LexicalStore(ws.lexical), _model_reranker(settings, keys))
+
+
+def provide(settings: Settings, ws: Workspace, embedder: Embedder, keys: KeyRing,
+            needs: Collection[str] | None = None) -> dict[str, object]:
+    """The services `needs` names (every registered one for None) by need, each built by its factory in the order
+    they were registered, with the embedder and the ones built before it at hand: for `build_services` here and
+    for a Ray worker's chunker (`core.evaluation.prefetch.worker_context`)."""
+    built: dict[str, object] = {}
     for name, factory in FACTORIES.items():
         if needs is None or name in needs:
-            built[name] = factory(settings, ws, built, keys)
-    del built["embedder"]
-    return Services(settings, ws, embedder, open_store(settings, ws), built, LexicalStore(ws.lexical),
-                    _model_reranker(settings, keys))
+            built[name] = factory(settings, ws, ChunkerContext({"embedder": embedder, **built}), keys)
+    return built
 
 
 def _model_reranker(settings: Settings, keys: KeyRing) -> Callable[[], Reranker] | None:
@@ -165,7 +173,7 @@ def _model_reranker(settings: Settings, keys: KeyRing) -> Callable[[], Reranker]
 
 
 @register_service("chat")
-def _chat_client(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> LLMClient:
+def _chat_client(settings: Settings, ws: Workspace, built: ChunkerContext, keys: KeyRing) -> LLMClient:
     """The chat model the settings name (`Settings.chat`): the OpenAI-compatible server, the in-process llama.cpp
     model, or the bundled model through transformers."""
     from core.llm.factory import make_chat_client

@@ -22,23 +22,24 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from core.chunkers.base import Chunker, ChunkerContext
 from core.chunkers.registry import make_chunker
 from core.infra.errors import ChunkLensError
+from core.infra.jsonio import JsonObject
 from core.infra.storage import write_atomically
 from core.llm.base import ModelUse
 from core.pipeline import ProgressFn, corpus_fingerprint, load_chunk_run, run_key
 from core.schema.chunks import Chunk, SpanMismatch, check_spans
 from core.schema.documents import Document
-from core.services import FACTORIES, Services
+from core.services import Services, provide
 from core.settings import Settings
 from core.store.embeddings import CachedEmbedder, EmbeddingCache, by_length
 from core.store.index import collection_name
@@ -67,15 +68,15 @@ class Executor(Protocol):
     workers: int
 
     def chunk(self, settings: Settings, library: Sequence[Document],
-              jobs: Sequence[GroupJob]) -> Iterator[tuple[int, dict[str, Any]]]: ...
+              jobs: Sequence[GroupJob]) -> Iterator[tuple[int, GroupResult]]: ...
 
     def embed(self, settings: Settings, batches: Sequence[Sequence[str]]) -> Iterator[tuple[int, np.ndarray]]: ...
 
 
 def worker_context(settings: Settings, needs: Sequence[str]) -> ChunkerContext:
     """The services a chunker needs, built on a worker as `core.services.build_services` builds them (the embedder,
-    then each needed factory), without the store; keys from the worker's own environment (`KeyRing.operator` over
-    the addresses the settings name, as the command line trusts them)."""
+    then each needed factory: `provide`), without the store; keys from the worker's own environment
+    (`KeyRing.operator` over the addresses the settings name, as the command line trusts them)."""
     if not needs:
         return ChunkerContext()
     from core.infra.keys import KeyRing
@@ -84,34 +85,69 @@ def worker_context(settings: Settings, needs: Sequence[str]) -> ChunkerContext:
 
     keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url, settings.rerank_model])
     ws = Workspace.open(settings.workspace)
-    built: dict[str, Any] = {"embedder": make_embedder(settings.embedder, long_text=settings.long_text,
-                                                       cache_dir=ws.cache, base_url=settings.embedder_base_url or None,
-                                                       api_key=keys.key_for(settings.embedder_base_url))}
-    for name, factory in FACTORIES.items():
-        if name in needs:
-            built[name] = factory(settings, ws, built, keys)
-    return ChunkerContext(built)
+    embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache,
+                             base_url=settings.embedder_base_url or None,
+                             api_key=keys.key_for(settings.embedder_base_url))
+    return ChunkerContext({"embedder": embedder, **provide(settings, ws, embedder, keys, needs)})
+
+
+@dataclass(frozen=True)
+class ChunkPart:
+    """A group of documents' share of a chunk run: its chunks in document order and its chunker's traces by doc id.
+    What a part file under `chunk_runs/parts/` holds, and, joined over the groups, the whole run's cache file."""
+
+    chunks: tuple[Chunk, ...]
+    traces: dict[str, JsonObject]
+
+    def to_json(self) -> JsonObject:
+        """As `core.pipeline.chunk_documents` caches a run: the chunks as `Chunk.to_dict`, then the traces."""
+        return {"chunks": [c.to_dict() for c in self.chunks], "traces": dict(self.traces)}
+
+    @classmethod
+    def from_json(cls, text: str) -> ChunkPart:
+        """A part read back from its file's text (each chunk as `Chunk.to_dict` wrote it, its derived `chunk_id`
+        dropped), unchecked: the reader holds its chunks to their documents (`check_spans`), as
+        `core.pipeline.load_chunk_run` does. ValueError, KeyError, TypeError or AttributeError when it is not one."""
+        data = json.loads(text)
+        if not isinstance(data["traces"], dict):
+            raise TypeError("a part's traces are not an object")
+        return cls(tuple(Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]),
+                   data["traces"])
+
+    @classmethod
+    def joined(cls, parts: Sequence[ChunkPart]) -> ChunkPart:
+        return cls(tuple(c for p in parts for c in p.chunks), {k: v for p in parts for k, v in p.traces.items()})
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """What one chunking task sends back to the driver (pickled by Ray, never written): the identity the
+    worker's services gave the chunker, the group's part, what it asked a model (`ModelUse.counts`: empty for a
+    chunker that asks none) and its seconds."""
+
+    identity: str
+    part: ChunkPart
+    llm: dict[str, int]
+    seconds: float
 
 
 def chunk_group(chunker: Chunker, settings: Settings, library: Sequence[Document],
-                indices: Sequence[int]) -> dict[str, Any]:
+                indices: Sequence[int]) -> GroupResult:
     """One task: `chunker` prepared on `library` (the whole library for a chunker that learns it, else the task's
-    own documents: `task_documents`), run over the documents at `indices`; plain data back
-    (chunks as `Chunk.to_dict`, traces by doc id, the identity the worker's services gave the chunker)."""
+    own documents: `task_documents`), run over the documents at `indices`."""
     started = time.perf_counter()
     chunker.context = worker_context(settings, chunker.needs)
     model = ModelUse.start(chunker.context.get, chunker.needs)
     chunker.prepare(library)
-    chunks: list[dict[str, Any]] = []
-    traces: dict[str, Any] = {}
+    chunks: list[Chunk] = []
+    traces: dict[str, JsonObject] = {}
     for i in indices:
         result = chunker.run(library[i])
-        chunks.extend(c.to_dict() for c in result.chunks)
+        chunks.extend(result.chunks)
         if result.trace:
             traces[library[i].doc_id] = result.trace
-    return {"identity": chunker.identity, "chunks": chunks, "traces": traces,
-            "llm": model.counts() if model else {},
-            "seconds": time.perf_counter() - started}
+    return GroupResult(chunker.identity, ChunkPart(tuple(chunks), traces), model.counts() if model else {},
+                       time.perf_counter() - started)
 
 
 def learns_from_library(chunker: Chunker) -> bool:
@@ -142,21 +178,17 @@ def part_path(cache_dir: Path, whole_key: str, group: Sequence[Document]) -> Pat
     return cache_dir / "parts" / f"{digest}.json"
 
 
-def _read_part(path: Path, group: Sequence[Document]) -> dict[str, Any] | None:
+def _read_part(path: Path, group: Sequence[Document]) -> ChunkPart | None:
     """A kept part that still fits its documents, or None (a damaged one is deleted, as chunk runs are)."""
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        check_spans([_chunk(c) for c in data["chunks"]], group)
-        return data
-    except (ValueError, KeyError, TypeError, RecursionError, SpanMismatch):
+        part = ChunkPart.from_json(path.read_text(encoding="utf-8"))
+        check_spans(part.chunks, group)
+        return part
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, SpanMismatch):
         path.unlink(missing_ok=True)
         return None
-
-
-def _chunk(data: dict[str, Any]) -> Chunk:
-    return Chunk(**{k: v for k, v in data.items() if k != "chunk_id"})
 
 
 @dataclass
@@ -176,21 +208,24 @@ class PrefetchReport:
     #: ask none are left out); the bench's own counts see only the driver, so `add_llm_use` adds these to them
     llm_use: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
-    def add_llm_use(self, report: dict[str, Any]) -> None:
+    def add_llm_use(self, report: JsonObject) -> None:
         """The bench `report`'s per-chunker LLM counts made whole: the requests the workers sent while chunking
         added to the ones this process sent, so a report's `llm_calls` is a run's, whichever executor ran it."""
+        results = report["results"]
         for spec, used in self.llm_use.items():
-            result = report["results"].get(spec)
-            if result is not None:
+            result = results.get(spec) if isinstance(results, dict) else None
+            if isinstance(result, dict):
                 for key, n in used.items():
-                    result[f"llm_{key}"] = result.get(f"llm_{key}", 0) + n
+                    before = result.get(f"llm_{key}", 0)
+                    result[f"llm_{key}"] = (before if isinstance(before, int) else 0) + n
 
 
 def prefetch(documents: Sequence[Document], specs: Sequence[str], services: Services, executor: Executor,
-             cnm_examples: Any = None, progress: ProgressFn | None = None) -> PrefetchReport:
+             cnm_examples: Mapping[str, Mapping[str, str]] | None = None,
+             progress: ProgressFn | None = None) -> PrefetchReport:
     """Every chunk run and vector the bench will need for `specs` over `documents` (the documents as the bench
     reads them: joined when it joins), computed on `executor` and written into the workspace's caches."""
     report = PrefetchReport(executor.name, executor.workers)
@@ -215,7 +250,7 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
     groups = groups_of(len(documents), executor.workers)
     jobs: list[GroupJob] = []
     slots: list[tuple[int, int]] = []  # each job's (chunker, group)
-    parts: dict[int, list[dict[str, Any] | None]] = {}
+    parts: dict[int, list[ChunkPart | None]] = {}
     for n, (spec, chunker) in enumerate(zip(specs, chunkers)):
         whole = run_key(documents, chunker.identity)
         if (cache_dir / f"{whole}.json").exists():
@@ -234,18 +269,17 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
     report.chunk_tasks = len(jobs)
     for done, (j, result) in enumerate(executor.chunk(settings, documents, jobs), start=1):
         n, g = slots[j]
-        if result["identity"] != chunkers[n].identity:
-            raise ChunkLensError(f"a worker built {specs[n]} as '{result['identity'][:200]}', not as this run's "
+        if result.identity != chunkers[n].identity:
+            raise ChunkLensError(f"a worker built {specs[n]} as '{result.identity[:200]}', not as this run's "
                                  f"'{chunkers[n].identity[:200]}': its services differ from this machine's")
         path = part_path(cache_dir, run_key(documents, chunkers[n].identity), [documents[i] for i in groups[g]])
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"chunks": result["chunks"], "traces": result["traces"]}
-        write_atomically(path, json.dumps(data))
-        if any(result["llm"].values()):
+        write_atomically(path, json.dumps(result.part.to_json()))
+        if any(result.llm.values()):
             used = report.llm_use.setdefault(specs[n], {})
-            for key, count in result["llm"].items():
+            for key, count in result.llm.items():
                 used[key] = used.get(key, 0) + count
-        parts[n][g] = data
+        parts[n][g] = result.part
         if progress:
             progress(f"chunk ({executor.name})", done, len(jobs))
     for n, run_parts in parts.items():
@@ -253,22 +287,21 @@ def _chunk_runs(documents: Sequence[Document], specs: Sequence[str], chunkers: S
 
 
 def _write_run(documents: Sequence[Document], chunker: Chunker, groups: Sequence[tuple[int, ...]],
-               parts: Sequence[dict[str, Any] | None], cache_dir: Path) -> None:
+               parts: Sequence[ChunkPart | None], cache_dir: Path) -> None:
     """The whole run from its parts, in document order, checked and cached as `chunk_documents` caches it."""
     found = [p for p in parts if p is not None]
     if len(found) < len(parts):
         raise ChunkLensError(f"{chunker.spec}: a chunking task returned nothing; rerun to finish it")
-    chunks = [c for p in found for c in p["chunks"]]
-    traces = {k: v for p in found for k, v in p["traces"].items()}
-    check_spans([_chunk(c) for c in chunks], documents)
+    run = ChunkPart.joined(found)
+    check_spans(run.chunks, documents)
     whole = run_key(documents, chunker.identity)
-    write_atomically(cache_dir / f"{whole}.json", json.dumps({"chunks": chunks, "traces": traces}))
+    write_atomically(cache_dir / f"{whole}.json", json.dumps(run.to_json()))
     for indices in groups:
         part_path(cache_dir, whole, [documents[i] for i in indices]).unlink(missing_ok=True)
 
 
 def _texts_to_embed(documents: Sequence[Document], chunkers: Sequence[Chunker], services: Services,
-                    cnm_examples: Any, cache_dir: Path) -> list[str]:
+                    cnm_examples: Mapping[str, Mapping[str, str]] | None, cache_dir: Path) -> list[str]:
     """The texts the bench will embed, each once, in the order it meets them: each run's index units (taught, as
     the bench teaches them), except runs whose collection is already complete in the store."""
     texts: list[str] = []
@@ -335,7 +368,7 @@ class InlineExecutor:
     workers = 1
 
     def chunk(self, settings: Settings, library: Sequence[Document],
-              jobs: Sequence[GroupJob]) -> Iterator[tuple[int, dict[str, Any]]]:
+              jobs: Sequence[GroupJob]) -> Iterator[tuple[int, GroupResult]]:
         for j, job in enumerate(jobs):
             documents, indices = task_documents(job, library) or (library, job.indices)
             yield j, chunk_group(job.chunker, settings, documents, indices)

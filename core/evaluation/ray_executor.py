@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from core.evaluation.prefetch import GroupJob, chunk_group, task_documents
+from core.evaluation.prefetch import GroupJob, GroupResult, chunk_group, task_documents
 from core.infra.errors import ChunkLensError
 from core.schema.documents import Document
 from core.settings import Settings
@@ -135,7 +135,7 @@ class RayExecutor:
         self.workers = workers
 
     def chunk(self, settings: Settings, library: Sequence[Document],
-              jobs: Sequence[GroupJob]) -> Iterator[tuple[int, dict[str, Any]]]:
+              jobs: Sequence[GroupJob]) -> Iterator[tuple[int, GroupResult]]:
         if not jobs:
             return
         task = self.ray.remote(num_cpus=1)(chunk_group)

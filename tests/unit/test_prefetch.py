@@ -138,3 +138,34 @@ def test_a_task_is_sent_its_own_documents_unless_its_chunker_learns_the_library(
     assert own is not None and own[0] == [documents[1]] and own[1] == (0,)
     assert task_documents(GroupJob(make_chunker("chop"), (1,)), documents) is None
     assert {name for name, kind in REGISTRY.items() if learns_from_library(kind())} == {"chop"}
+
+
+@pytest.mark.parametrize("spec", [SPEC, "page"])  # `page` leaves a note in the trace of a document without pages
+def test_a_prefetched_run_is_cached_byte_for_byte_as_the_bench_caches_it(tiny, tmp_path, spec):
+    """The whole run a resumed prefetch writes from its parts (one kept on disk, the others from the tasks) is the
+    file `chunk_documents` writes for the same chunker, to the byte: chunks, their key order and the traces."""
+    from core.pipeline import run_key
+
+    documents, services = tiny
+    with pytest.raises(KeyboardInterrupt):
+        prefetch(documents, [spec], services, Killed())
+    prefetch(documents, [spec], services, InlineExecutor())
+    chunker = make_chunker(spec, services.context())
+    name = f"{run_key(documents, chunker.identity)}.json"
+    own = tmp_path / "own"
+    own.mkdir()
+    run = chunk_documents(documents, make_chunker(spec, services.context()), own)
+    assert (own / name).read_bytes() == (services.workspace.chunk_runs / name).read_bytes()
+    assert spec == SPEC or run.traces  # the trace really is written
+
+
+def test_the_workers_model_use_is_added_to_the_bench_reports_counts():
+    from core.evaluation.prefetch import PrefetchReport
+
+    done = PrefetchReport("ray", 2, llm_use={"lumber": {"calls": 3, "tokens_in": 40, "tokens_out": 5}})
+    report: dict = {"results": {"lumber": {"llm_calls": 1}, "paragraph": {"llm_calls": 0}}}
+    done.add_llm_use(report)
+    assert report["results"] == {"lumber": {"llm_calls": 4, "llm_tokens_in": 40, "llm_tokens_out": 5},
+                                 "paragraph": {"llm_calls": 0}}
+    assert list(done.to_json()) == ["executor", "workers", "chunk_tasks", "chunk_tasks_kept", "runs_cached",
+                                    "chunk_seconds", "vectors_computed", "embed_batches", "embed_seconds", "llm_use"]

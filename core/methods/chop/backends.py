@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.chunkers.base import describe_need
+from core.chunkers.base import ChunkerContext, describe_need
 from core.infra.errors import ConfigError
 from core.infra.keys import KeyRing
 from core.infra.workspace import Workspace
@@ -38,9 +38,9 @@ def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None,
 
 
 @register_service("llm")
-def cnm_backend(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> Any:
+def cnm_backend(settings: Settings, ws: Workspace, built: ChunkerContext, keys: KeyRing) -> Any:
     chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None,
             "api_key": keys.key_for(settings.llm_base_url),
             "timeout": settings.llm_timeout}
-    return make_cnm_backend(settings.llm, ws.cache, embedder=built.get("embedder"),
+    return make_cnm_backend(settings.llm, ws.cache, embedder=built.embedder,
                             **({} if settings.llm in ("rule", "extract") else chat))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from core.chunkers.base import describe_need
+from core.chunkers.base import ChunkerContext, describe_need
 from core.infra.keys import KeyRing
 from core.infra.workspace import Workspace
 from core.llm.local_model import BUNDLED_SMOLLM2
@@ -16,7 +14,7 @@ describe_need("scorer", "a next-token scorer")
 
 
 @register_service("scorer")
-def eos_scorer(settings: Settings, ws: Workspace, built: dict[str, Any], keys: KeyRing) -> NextTokenScorer:
+def eos_scorer(settings: Settings, ws: Workspace, built: ChunkerContext, keys: KeyRing) -> NextTokenScorer:
     if settings.scorer_engine == "llamacpp":
         from core.methods.lgmgc.scoring_llamacpp import LlamaCppEosScorer
 
