@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from core.infra.errors import DatasetError
-from core.infra.jsonio import loads_checked
+from core.infra.jsonio import JsonObject, loads_checked
 from core.ingest.documents import MAX_TEXT_CHARS, join_documents
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -52,7 +52,38 @@ class QADataset:
         return sum(len(d.text) for d in self.documents)
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+class SpanLine(TypedDict):
+    """A span as a qa-spans v1 file writes it (a reference, a judged question's `not_relevant`)."""
+
+    doc_id: str
+    start: int
+    end: int
+
+
+def span_line(span: Span) -> SpanLine:
+    return {"doc_id": span.doc_id, "start": span.start, "end": span.end}
+
+
+class CorpusLine(TypedDict):
+    """One line of a qa-spans v1 corpus.jsonl as `corpus_jsonl` writes it."""
+
+    doc_id: str
+    title: str
+    text: str
+    cnm: NotRequired[dict[str, str]]
+
+
+class QuestionLine(TypedDict):
+    """The fields of a qa-spans v1 questions.jsonl line that ChunkLens reads (a line may carry more: `extra`)."""
+
+    qid: str
+    question: str
+    references: list[SpanLine]
+    answer: NotRequired[str]
+    product: NotRequired[str]
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, JsonObject]]:
     if not path.is_file():
         raise DatasetError(f"{path}: missing (a qa-spans v1 folder holds corpus.jsonl and questions.jsonl)")
     rows = []
@@ -76,7 +107,7 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 GOLD_FIELDS = ("category", "model")
 
 
-def gold_cnm(value: Any, where: str) -> dict[str, str] | None:
+def gold_cnm(value: object, where: str) -> dict[str, str] | None:
     """A document's optional gold tags: an object with string `category` and / or `model` (other keys ignored)."""
     if value is None:
         return None
@@ -86,7 +117,7 @@ def gold_cnm(value: Any, where: str) -> dict[str, str] | None:
     return gold or None
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """What a JSON value is, for a message: 'a number', 'a list'..."""
     if isinstance(value, bool):
         return "true / false"
@@ -94,7 +125,7 @@ def _kind(value: Any) -> str:
         type(value), "null")
 
 
-def _optional_text(obj: dict[str, Any], key: str, where: str) -> str | None:
+def _optional_text(obj: Mapping[str, object], key: str, where: str) -> str | None:
     """`obj[key]` when it is a string, None when it is missing or null; any other type is a DatasetError. A number
     or a list kept as an answer or a title used to pass here and crash the page that showed it."""
     value = obj.get(key)
@@ -103,11 +134,11 @@ def _optional_text(obj: dict[str, Any], key: str, where: str) -> str | None:
     raise DatasetError(f"{where}: '{key}' must be a string, not {_kind(value)}")
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _reference(ref: Any, where: str, docs: dict[str, Document]) -> Span:
+def _reference(ref: object, where: str, docs: dict[str, Document]) -> Span:
     """One gold reference: a string doc_id of a document in the corpus and whole-number offsets inside its text."""
     if not isinstance(ref, dict) or not isinstance(ref.get("doc_id"), str) or not _whole(ref.get("start")) \
             or not _whole(ref.get("end")):
@@ -127,12 +158,12 @@ _QUESTION_FIELDS = {"qid", "question", "answer", "references", "product"}
 EXTRA_SPAN_FIELDS = ("not_relevant",)
 
 
-def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]) -> Question:
+def _question(obj: JsonObject, n: int, where: str, docs: dict[str, Document]) -> Question:
     """One questions.jsonl line, every field of the type the app relies on (checked here, not where it is shown)."""
-    refs_raw = obj.get("references")
-    if not isinstance(obj.get("question"), str) or not isinstance(refs_raw, list) or not refs_raw:
+    question, refs_raw = obj.get("question"), obj.get("references")
+    if not isinstance(question, str) or not isinstance(refs_raw, list) or not refs_raw:
         raise DatasetError(f"{where}: needs a string 'question' and a non-empty 'references' list")
-    check_question(obj["question"], where)
+    check_question(question, where)
     qid = obj.get("qid", n)
     if not isinstance(qid, str) and not _whole(qid):
         raise DatasetError(f"{where}: 'qid' must be a string or a whole number, not {_kind(qid)}")
@@ -140,16 +171,18 @@ def _question(obj: dict[str, Any], n: int, where: str, docs: dict[str, Document]
     for key in EXTRA_SPAN_FIELDS:  # checked like references, so code that reads them can trust them
         if key not in obj:
             continue
-        if not isinstance(obj[key], list):
+        spans = obj[key]
+        if not isinstance(spans, list):
             raise DatasetError(f"{where}: '{key}' must be a list of references")
-        for ref in obj[key]:
+        for ref in spans:
             _reference(ref, where, docs)
-    return Question(qid=str(qid), question=obj["question"], references=refs,
+    return Question(qid=str(qid), question=question, references=refs,
                     answer=_optional_text(obj, "answer", where), product=_optional_text(obj, "product", where),
                     extra={k: v for k, v in obj.items() if k not in _QUESTION_FIELDS})
 
 
-def corpus_documents(rows: Iterable[tuple[int, dict[str, Any]]], where: str, source: str = "") -> dict[str, Document]:
+def corpus_documents(rows: Iterable[tuple[int, Mapping[str, object]]], where: str,
+                     source: str = "") -> dict[str, Document]:
     """The documents of corpus.jsonl lines given as (line number, object): string doc_id and text, no doc_id twice,
     an optional string title (else the doc_id) and optional gold tags; a problem is a DatasetError naming
     `where` and the line."""
@@ -231,7 +264,7 @@ def corpus_jsonl(documents: list[Document]) -> bytes:
     """`documents` as the lines of a qa-spans v1 corpus.jsonl (doc_id, title, text, and gold `cnm` when known)."""
     lines = []
     for d in documents:
-        obj: dict[str, Any] = {"doc_id": d.doc_id, "title": d.title, "text": d.text}
+        obj: CorpusLine = {"doc_id": d.doc_id, "title": d.title, "text": d.text}
         if d.cnm:
             obj["cnm"] = d.cnm
         lines.append(json.dumps(obj, ensure_ascii=False))
@@ -242,10 +275,11 @@ def questions_jsonl(questions: list[Question]) -> bytes:
     """`questions` as the lines of a qa-spans v1 questions.jsonl (what `load_dataset` reads back)."""
     lines = []
     for q in questions:
-        obj: dict[str, Any] = {"qid": q.qid, "question": q.question,
-                               "references": [{"doc_id": r.doc_id, "start": r.start, "end": r.end}
-                                              for r in q.references]}
-        obj.update({k: v for k, v in (("answer", q.answer), ("product", q.product)) if v is not None})
+        obj: QuestionLine = {"qid": q.qid, "question": q.question, "references": [span_line(r) for r in q.references]}
+        if q.answer is not None:
+            obj["answer"] = q.answer
+        if q.product is not None:
+            obj["product"] = q.product
         lines.append(json.dumps({**q.extra, **obj}, ensure_ascii=False))
     return ("\n".join(lines) + "\n").encode("utf-8")
 

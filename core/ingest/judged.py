@@ -24,16 +24,23 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from core.infra.errors import DatasetError
-from core.infra.jsonio import jsonl_lines, loads_checked
+from core.infra.jsonio import JsonObject, jsonl_lines, loads_checked
 from core.infra.storage import write_atomically
-from core.ingest.datasets import check_question, corpus_documents, corpus_jsonl, questions_jsonl
+from core.ingest.datasets import (
+    QuestionLine,
+    SpanLine,
+    check_question,
+    corpus_documents,
+    corpus_jsonl,
+    questions_jsonl,
+    span_line,
+)
 from core.ingest.safezip import ArchiveError, ZipLimits, open_checked
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -121,7 +128,7 @@ def _without_docs(q: JudgedQuestion, doc_ids: set[str]) -> JudgedQuestion:
                    fingerprints={d: fp for d, fp in q.fingerprints.items() if d not in doc_ids})
 
 
-def _spans(value: Any, where: str) -> tuple[Span, ...]:
+def _spans(value: object, where: str) -> tuple[Span, ...]:
     if not isinstance(value, list):
         raise DatasetError(f"{where}: span lists must be lists")
     out = []
@@ -133,14 +140,14 @@ def _spans(value: Any, where: str) -> tuple[Span, ...]:
     return tuple(out)
 
 
-def _text_or_none(obj: dict[str, Any], key: str, where: str) -> str | None:
+def _text_or_none(obj: Mapping[str, object], key: str, where: str) -> str | None:
     value = obj.get(key)
     if value is not None and not isinstance(value, str):
         raise DatasetError(f"{where}: '{key}' must be a string")
     return value
 
 
-def parse_line(obj: Any, where: str) -> JudgedQuestion:
+def parse_line(obj: object, where: str) -> JudgedQuestion:
     """One stored line (a qa-spans v1 question that may have no references yet)."""
     if not isinstance(obj, dict) or not isinstance(obj.get("qid"), str) or not isinstance(obj.get("question"), str):
         raise DatasetError(f"{where}: needs string fields qid and question")
@@ -152,12 +159,23 @@ def parse_line(obj: Any, where: str) -> JudgedQuestion:
                           _text_or_none(obj, "answer", where), dict(prints))
 
 
-def to_line(q: JudgedQuestion) -> dict[str, Any]:
-    obj: dict[str, Any] = {"qid": q.qid, "question": q.question,
-                           "references": [s._asdict() for s in q.relevant],
-                           "not_relevant": [s._asdict() for s in q.not_relevant],
-                           "fingerprints": dict(sorted(q.fingerprints.items()))}
-    obj.update({k: v for k, v in (("answer", q.answer), ("product", q.product)) if v is not None})
+class JudgedLine(QuestionLine):
+    """One line of a library's judged.jsonl: a qa-spans v1 question with the spans judged not relevant and the
+    fingerprints of the documents its spans were judged on."""
+
+    not_relevant: list[SpanLine]
+    fingerprints: dict[str, str]
+
+
+def to_line(q: JudgedQuestion) -> JudgedLine:
+    # the keys in the order the file has always had them: answer and product last, and only when known
+    obj: JudgedLine = {"qid": q.qid, "question": q.question, "references": [span_line(s) for s in q.relevant],
+                       "not_relevant": [span_line(s) for s in q.not_relevant],
+                       "fingerprints": dict(sorted(q.fingerprints.items()))}
+    if q.answer is not None:
+        obj["answer"] = q.answer
+    if q.product is not None:
+        obj["product"] = q.product
     return obj
 
 
@@ -326,7 +344,7 @@ def read_zip(data: bytes, max_bytes: int) -> ImportedSet:
     return ImportedSet(list(docs.values()), out)
 
 
-def _json_line(line: str, where: str) -> dict[str, Any]:
+def _json_line(line: str, where: str) -> JsonObject:
     try:
         obj = loads_checked(line, where)
     except ValueError as exc:

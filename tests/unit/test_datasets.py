@@ -112,3 +112,19 @@ def test_fields_of_the_wrong_type_name_file_and_line(tmp_path, question, corpus_
     with pytest.raises(DatasetError, match=message) as err:
         load_dataset(folder)
     assert "\n" not in str(err.value)
+
+
+def test_written_lines_keep_their_keys_in_the_files_order():
+    """corpus.jsonl and questions.jsonl as `corpus_jsonl` / `questions_jsonl` write them: a question's extra fields
+    first, then qid, question, references, answer and product (only when known); a document's gold tags last."""
+    from core.ingest.datasets import corpus_jsonl, questions_jsonl
+    from core.schema.documents import Document
+    from core.schema.questions import Question
+    from core.schema.spans import Span
+
+    q = Question(qid="1", question="How?", references=(Span("d", 0, 4),), answer="So.",
+                 extra={"qa_type": "generated"})
+    assert questions_jsonl([q]) == (b'{"qa_type": "generated", "qid": "1", "question": "How?", "references": '
+                                    b'[{"doc_id": "d", "start": 0, "end": 4}], "answer": "So."}\n')
+    doc = Document("d", "T", "text", cnm={"category": "tv"})
+    assert corpus_jsonl([doc]) == b'{"doc_id": "d", "title": "T", "text": "text", "cnm": {"category": "tv"}}\n'

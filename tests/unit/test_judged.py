@@ -250,3 +250,19 @@ def test_json_lines_split_at_line_feeds_only():
     from core.infra.jsonio import jsonl_lines
 
     assert jsonl_lines('{"a": 1}\r\n\n{"b": "x\u2028y\u0085z"}\n') == [(1, '{"a": 1}'), (3, '{"b": "x\u2028y\u0085z"}')]
+
+
+def test_a_judged_line_keeps_its_keys_in_the_files_order():
+    """judged.jsonl lines are written with their keys in one order (answer and product last, only when known), so
+    an unchanged set writes the same bytes and an exported set imports back byte for byte."""
+    from core.ingest.judged import parse_line, to_line
+
+    q = JudgedQuestion("q1", "How?", (Span("d", 0, 4),), (Span("d", 5, 9),), product="X1", answer="So.",
+                       fingerprints={"e": "2", "d": "1"})
+    line = json.dumps(to_line(q), ensure_ascii=False)
+    assert line == ('{"qid": "q1", "question": "How?", "references": [{"doc_id": "d", "start": 0, "end": 4}], '
+                    '"not_relevant": [{"doc_id": "d", "start": 5, "end": 9}], "fingerprints": {"d": "1", "e": "2"}, '
+                    '"answer": "So.", "product": "X1"}')
+    assert parse_line(json.loads(line), "judged.jsonl:1") == q
+    bare = to_line(JudgedQuestion("q2", "Why?"))
+    assert list(bare) == ["qid", "question", "references", "not_relevant", "fingerprints"]
