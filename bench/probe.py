@@ -77,16 +77,18 @@ def intervals_for_many_figures() -> str:
 def unanimous_winner_is_ahead() -> str:
     """One chunker right on both judged questions, the other on neither: the verdict said they "score the same"."""
     from core.evaluation.bench import with_intervals
+    from core.evaluation.metric_at import MetricAt
     from core.evaluation.significance import compare
     from core.evaluation.verdicts import closest_gap
 
+    hit_1 = MetricAt("hit", 1)
     hits = {"won": [1.0, 1.0], "lost": [0.0, 0.0]}
     results: dict[str, dict[str, Any]] = {
-        s: {"hit@1": sum(v) / len(v), **with_intervals({"hit@1": v}), "per_question": {"hit@1": v}}
+        s: {hit_1.key: sum(v) / len(v), **with_intervals({hit_1.key: v}), "per_question": {hit_1.key: v}}
         for s, v in hits.items()}
-    pairs = compare({s: r["per_question"] for s, r in results.items()}, ["hit@1"])
+    pairs = compare({s: r["per_question"] for s, r in results.items()}, [hit_1.key])
     report = {"n_questions": 2, "k": [1], "results": results, "pairs": [p.to_json() for p in pairs]}
-    gap = closest_gap(report, "hit@1")
+    gap = closest_gap(report, hit_1)
     said = gap.sentence("judged questions") if gap else ""
     if "score the same" in said or "won is ahead of lost" not in said:
         raise AssertionError(said or "no verdict")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import write_study
+from bench.retrieval import HIT_1, HIT_10, MRR_10, SPAN_RECALL_5
 
 ROOT = Path(__file__).resolve().parents[1]
 #: set -> (folder, product-named questions, joined into one stream)
@@ -35,7 +36,7 @@ SETS = {"sample_qj": ("sample_data/qa", True, True), "sample_q": ("sample_data/q
         "chroma_eval": ("chroma_eval", False, False), "covid_qa": ("covid_qa", False, False)}
 MAX_LOSS = 0.02
 LARGE_SETS = ("chroma_eval", "covid_qa")
-METRICS = ("hit@1", "hit@10", "mrr@10")
+METRICS = (HIT_1, HIT_10, MRR_10)
 
 
 def label(weight: float) -> str:
@@ -43,8 +44,8 @@ def label(weight: float) -> str:
 
 
 def set_means(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per setting, each metric's mean over the set's chunkers."""
-    return {lb: {m: statistics.fmean(r[m] for r in rep["results"].values()) for m in METRICS}
+    """Per setting, each metric's mean over the set's chunkers (keyed as a report keys it)."""
+    return {lb: {m.key: statistics.fmean(m.read(r) for r in rep["results"].values()) for m in METRICS}
             for lb, rep in reports.items()}
 
 
@@ -55,11 +56,11 @@ def choose(reports: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     rows = {}
     for lb in labels:
         pairs = [r for rep in reports.values() for r in rep[lb]["results"].values()]
-        losses = {m: max(per_set[s]["none"][m] - per_set[s][lb][m] for s in reports) for m in ("hit@1", "hit@10")}
-        span_loss = max((reports[s]["none"]["results"][c]["span_recall@5"] - r["span_recall@5"]
+        losses = {m: max(m.read(per_set[s]["none"]) - m.read(per_set[s][lb]) for s in reports) for m in (HIT_1, HIT_10)}
+        span_loss = max((SPAN_RECALL_5.read(reports[s]["none"]["results"][c]) - SPAN_RECALL_5.read(r)
                          for s in reports if s in LARGE_SETS for c, r in reports[s][lb]["results"].items()),
                         default=0.0)
-        rows[lb] = {**{f"mean_{m}": statistics.fmean(p[m] for p in pairs) for m in METRICS},
+        rows[lb] = {**{f"mean_{m}": statistics.fmean(m.read(p) for p in pairs) for m in METRICS},
                     **{f"worst_{m}_loss": v for m, v in losses.items()}, "worst_large_span_recall@5_loss": span_loss}
     allowed = [lb for lb in labels if max(rows[lb]["worst_hit@1_loss"], rows[lb]["worst_hit@10_loss"]) <= MAX_LOSS
                and rows[lb]["worst_large_span_recall@5_loss"] <= 1e-9]
@@ -90,8 +91,7 @@ def tables(study: dict[str, Any]) -> list[str]:
                   "| setting | " + " | ".join(f"`{c}`" for c in chunkers) + " |", "|---|" + "---|" * len(chunkers)]
         for lb, rep in per_setting.items():
             lines.append(f"| {lb} | " + " | ".join(
-                f"{rep['results'][c]['hit@1']:.3f} / {rep['results'][c]['hit@10']:.3f} / "
-                f"{rep['results'][c]['mrr@10']:.3f} / {rep['results'][c]['span_recall@5']:.3f}" for c in chunkers)
+                " / ".join(f"{m.read(rep['results'][c]):.3f}" for m in (*METRICS, SPAN_RECALL_5)) for c in chunkers)
                 + " |")
         lines.append("")
     return lines

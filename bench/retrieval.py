@@ -25,11 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from bench import write_study
+from core.evaluation.metric_at import MetricAt
 
 SETS = {"emanual_q": ("emanual_galaxy", True), "emanual": ("emanual_galaxy", False),
         "chroma_eval": ("chroma_eval", False), "covid_qa": ("covid_qa", False),
         "sample_q": ("sample_data/qa", True)}  # the project's own set (the guided demo's), product-named
 ROOT = Path(__file__).resolve().parents[1]
+#: the figures the retrieval studies show, read from each row of scores by name (`MetricAt.read`)
+HIT_1, HIT_10, MRR_10 = MetricAt("hit", 1), MetricAt("hit", 10), MetricAt("mrr", 10)
+WRONG_DOC_10, SPAN_RECALL_5 = MetricAt("wrong_doc", 10), MetricAt("span_recall", 5)
 
 
 def settings_grid(weights: list[float]) -> list[tuple[str, dict[str, Any]]]:
@@ -40,11 +44,11 @@ def settings_grid(weights: list[float]) -> list[tuple[str, dict[str, Any]]]:
     return grid
 
 
-def choose_weights(reports: dict[str, dict[str, dict[str, Any]]], metric: str = "mrr@10") -> dict[str, Any]:
+def choose_weights(reports: dict[str, dict[str, dict[str, Any]]], metric: MetricAt = MRR_10) -> dict[str, Any]:
     """Per fusion, the lexical weight with the best mean `metric` over every (set, chunker) pair."""
     means: dict[str, float] = {}
     for label in next(iter(reports.values())):
-        values = [r[metric] for per_set in reports.values() for r in per_set[label]["results"].values()]
+        values = [metric.read(r) for per_set in reports.values() for r in per_set[label]["results"].values()]
         means[label] = statistics.fmean(values)
     best = {}
     for fusion in ("rrf", "weighted"):
@@ -52,7 +56,7 @@ def choose_weights(reports: dict[str, dict[str, dict[str, Any]]], metric: str = 
         if labels:
             top = max(labels, key=lambda lb: means[lb])
             best[fusion] = {"lexical_weight": float(top.rsplit("-", 1)[1]), f"mean_{metric}": means[top]}
-    return {"metric": metric, "means": means, "best": best}
+    return {"metric": metric.key, "means": means, "best": best}
 
 
 def _set_table(set_name: str, per_setting: dict[str, dict[str, Any]]) -> list[str]:
@@ -65,8 +69,8 @@ def _set_table(set_name: str, per_setting: dict[str, dict[str, Any]]) -> list[st
         cells = []
         for c in chunkers:
             r = rep["results"][c]
-            cell = f"{r['hit@1']:.2f} / {r['hit@10']:.2f} / {r['mrr@10']:.3f}"
-            cells.append(cell + (f" / {r['span_recall@5']:.3f}" if spans else ""))
+            cell = f"{HIT_1.read(r):.2f} / {HIT_10.read(r):.2f} / {MRR_10.read(r):.3f}"
+            cells.append(cell + (f" / {SPAN_RECALL_5.read(r):.3f}" if spans else ""))
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines + [""]
 
@@ -117,7 +121,8 @@ def _mode_tables(folder: Path, stem: str, title: str, data: str, qualify: bool) 
         cells = []
         for rep in reports.values():
             r = rep["results"][spec]
-            cells.append(f"{r['hit@1']:.2f} / {r['hit@10']:.2f} / {r['mrr@10']:.3f} / {r['wrong_doc@10']:.2f}")
+            cells.append(f"{HIT_1.read(r):.2f} / {HIT_10.read(r):.2f} / {MRR_10.read(r):.3f} / "
+                         f"{WRONG_DOC_10.read(r):.2f}")
         lines.append(f"| `{spec}` | " + " | ".join(cells) + " |")
     hybrid = reports.get("hybrid", {}).get("retrieval")
     if hybrid:
@@ -177,8 +182,8 @@ def _route_section(folder: Path) -> list[str]:
     for report, _ in reports.values():
         run = f"{report['dataset']}, {report['n_documents']} document{'s' if report['n_documents'] > 1 else ''}"
         for spec, r in report["results"].items():
-            lines.append(f"| {run} | `{spec}` | {r['hit@1']:.3f} | {r['hit@10']:.3f} | {r['mrr@10']:.3f} | "
-                         f"{r['wrong_doc@10']:.3f} | {_applied(r)} |")
+            figures = " | ".join(f"{m.read(r):.3f}" for m in (HIT_1, HIT_10, MRR_10, WRONG_DOC_10))
+            lines.append(f"| {run} | `{spec}` | {figures} | {_applied(r)} |")
     base, route, chop = "naive-500t", "naive-500t:retrieval=route", "chop:retrieval=filter"
     lines += ["", "hit@1 / MRR@10 of `naive-500t`, `naive-500t` routed by title, and CHOP's filter:", ""]
     titled: list[dict[str, Any]] = []
@@ -189,20 +194,20 @@ def _route_section(folder: Path) -> list[str]:
             continue
         (streams if join else titled).append(res)
         lines.append(f"- {report['dataset']}, {'one stream without titles' if join else 'with titles'}: "
-                     + "; ".join(f"{label} {res[c]['hit@1']:.3f} / {res[c]['mrr@10']:.3f}"
+                     + "; ".join(f"{label} {HIT_1.read(res[c]):.3f} / {MRR_10.read(res[c]):.3f}"
                                  for label, c in (("plain", base), ("routed", route), ("CHOP's filter", chop)))
                      + ".")
     if titled:
-        ties = sum(r[route]["hit@1"] >= r[chop]["hit@1"] for r in titled)
-        wrong = max(max(r[route]["wrong_doc@10"], r[chop]["wrong_doc@10"]) for r in titled)
+        ties = sum(HIT_1.read(r[route]) >= HIT_1.read(r[chop]) for r in titled)
+        wrong = max(max(WRONG_DOC_10.read(r[route]), WRONG_DOC_10.read(r[chop])) for r in titled)
         lines += ["", f"With titles, routing alone matches or beats CHOP's filter on hit@1 on {ties} of {len(titled)} "
                   f"sets, with no tagging at all; both keep the top ten inside the named document (wrong_doc@10 at "
                   f"most {wrong:.3f})"
                   + (", so CHOP's inferred tags add little where the metadata already names the product."
                      if 2 * ties >= len(titled) else ", and CHOP's inferred tags lead on the other sets.")]
     if streams:
-        same = all(r[route][m] == r[base][m] for r in streams for m in ("hit@1", "hit@10", "mrr@10"))
-        gain = statistics.fmean(r[chop]["hit@1"] - r[base]["hit@1"] for r in streams)
+        same = all(m.read(r[route]) == m.read(r[base]) for r in streams for m in (HIT_1, HIT_10, MRR_10))
+        gain = statistics.fmean(HIT_1.read(r[chop]) - HIT_1.read(r[base]) for r in streams)
         lines += ["", "In one stream routing has nothing to route by: "
                   + ("its rows are the plain ones to the last digit" if same else "it searches unfiltered")
                   + f", while CHOP's filter, whose tags come from the text, still narrows the search (hit@1 "
@@ -231,11 +236,11 @@ def _route_residual(study: dict[str, Any]) -> list[str]:
                 kept, whole = sides["residual"], sides["whole question"]
                 pairs.append((kept, whole))
                 lines.append(f"| {mode} | {set_name} | `{spec}` | {_hits(kept)} | {_hits(whole)} |")
-    mean = {m: (statistics.fmean(k[m] for k, _ in pairs), statistics.fmean(w[m] for _, w in pairs))
-            for m in ("hit@1", "mrr@10")}
-    better = sum(k["mrr@10"] >= w["mrr@10"] for k, w in pairs)
-    lines += ["", f"Mean over these {len(pairs)} rows, hit@1 {mean['hit@1'][0]:.3f} against {mean['hit@1'][1]:.3f}, "
-              f"MRR@10 {mean['mrr@10'][0]:.3f} against {mean['mrr@10'][1]:.3f}; MRR@10 is at least as good without "
+    mean = {m: (statistics.fmean(m.read(k) for k, _ in pairs), statistics.fmean(m.read(w) for _, w in pairs))
+            for m in (HIT_1, MRR_10)}
+    better = sum(MRR_10.read(k) >= MRR_10.read(w) for k, w in pairs)
+    lines += ["", f"Mean over these {len(pairs)} rows, hit@1 {mean[HIT_1][0]:.3f} against {mean[HIT_1][1]:.3f}, "
+              f"MRR@10 {mean[MRR_10][0]:.3f} against {mean[MRR_10][1]:.3f}; MRR@10 is at least as good without "
               f"the title's words in {better} of {len(pairs)} rows. Routing "
               + ("drops them (`TitleRoute.residual`)." if TitleRoute.residual
                  else "reads the whole question (`TitleRoute.residual` is off)."), ""]
@@ -243,7 +248,7 @@ def _route_residual(study: dict[str, Any]) -> list[str]:
 
 
 def _cell(r: dict[str, Any]) -> str:
-    return f"{r['hit@1']:.3f} / {r['mrr@10']:.3f} / {r['span_recall@5']:.3f}"
+    return " / ".join(f"{m.read(r):.3f}" for m in (HIT_1, MRR_10, SPAN_RECALL_5))
 
 
 def _window_table(window: dict[str, Any], truncate: dict[str, Any]) -> list[str]:
@@ -257,7 +262,7 @@ def _window_table(window: dict[str, Any], truncate: dict[str, Any]) -> list[str]
                 lines.append(f"| {set_name} | {label} | `{spec}` | {_cell(t) if t else '-'} | {_cell(r)} |")
     lines += ["", "Mean change from truncate to window over these sets and chunkers (MRR@10 / span recall@5):", ""]
     for label in next(iter(window["reports"].values())):
-        deltas = [(r["mrr@10"] - t["mrr@10"], r["span_recall@5"] - t["span_recall@5"])
+        deltas = [(MRR_10.read(r) - MRR_10.read(t), SPAN_RECALL_5.read(r) - SPAN_RECALL_5.read(t))
                   for set_name, per in window["reports"].items() for spec, r in per[label]["results"].items()
                   if (t := truncate["reports"].get(set_name, {}).get(label, {}).get("results", {}).get(spec))]
         if deltas:
@@ -280,7 +285,7 @@ def _cost_lines(cold: dict[str, Any]) -> list[str]:
 
 
 def _hits(r: dict[str, Any]) -> str:
-    return f"{r['hit@1']:.3f} / {r['hit@10']:.3f} / {r['mrr@10']:.3f}"
+    return " / ".join(f"{m.read(r):.3f}" for m in (HIT_1, HIT_10, MRR_10))
 
 
 def analyzer_tables(study: dict[str, Any]) -> list[str]:
@@ -300,12 +305,12 @@ def analyzer_tables(study: dict[str, Any]) -> list[str]:
              "| analyzer | hit@1 | hit@10 | MRR@10 | worst hit@1 loss | worst hit@10 loss |",
              "|---|---|---|---|---|---|"]
     for label in labels:
-        means = [statistics.fmean(results[s][label][m] for s in sets) for m in ("hit@1", "hit@10", "mrr@10")]
+        means = [statistics.fmean(m.read(results[s][label]) for s in sets) for m in (HIT_1, HIT_10, MRR_10)]
         losses = []
-        for m in ("hit@1", "hit@10"):
-            loss = {s: best[s][m] - results[s][label][m] for s in sets}
+        for m in (HIT_1, HIT_10):
+            loss = {s: m.read(best[s]) - m.read(results[s][label]) for s in sets}
             s_worst = max(sets, key=loss.__getitem__)
-            losses.append(f"{best[s_worst][m] - results[s_worst][label][m]:.3f} ({s_worst})")
+            losses.append(f"{loss[s_worst]:.3f} ({s_worst})")
         lines.append(f"| {name(label)} | " + " | ".join(f"{v:.3f}" for v in means) + " | " + " | ".join(losses)
                      + " |")
     lines += ["", "Each cell: hit@1 / hit@10 / MRR@10 (questions in brackets).", "",
@@ -327,8 +332,8 @@ def analyzer_tables(study: dict[str, Any]) -> list[str]:
         lines += ["", f"The best mean hit@1 is `{top}`'s, but it is more than {choice['max_loss']} behind on: "
                   f"{behind(choice['best_mean_violations'])}."]
     failing = choice["candidates_failing"]
-    lines += ["", f"Analyzers more than {choice['max_loss']} behind the best on some set: {failing['hit@1']} of "
-              f"{len(choice['candidates'])} on hit@1, {failing['hit@10']} on hit@10."]
+    lines += ["", f"Analyzers more than {choice['max_loss']} behind the best on some set: {HIT_1.read(failing):g} of "
+              f"{len(choice['candidates'])} on hit@1, {HIT_10.read(failing):g} on hit@10."]
     return lines + [""]
 
 
@@ -482,8 +487,8 @@ def _across_chunkers(study: dict[str, Any]) -> list[str]:
              "| analyzer | " + " | ".join(f"`{c}`" for c in chunkers) + " | all |",
              "|---|" + "---|" * (len(chunkers) + 1)]
     for label, row in analyzers.items():
-        cells = [f"{row['per_chunker'][c]['hit@1']:.3f} / {row['per_chunker'][c]['hit@10']:.3f}" for c in chunkers]
-        cells.append(f"{row['mean']['hit@1']:.3f} / {row['mean']['hit@10']:.3f}")
+        cells = [" / ".join(f"{m.read(r):.3f}" for m in (HIT_1, HIT_10))
+                 for r in [*(row["per_chunker"][c] for c in chunkers), row["mean"]]]
         lines.append(f"| `{label}` | " + " | ".join(cells) + " |")
     return lines + [""]
 

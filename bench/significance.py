@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from core.evaluation.bench import with_intervals
+from core.evaluation.metric_at import MetricAt
 from core.evaluation.significance import compare, headline_metrics
 
 KS = (1, 3, 10)
@@ -35,10 +36,10 @@ def synthetic(n_chunkers: int, n_questions: int, seed: int = 0) -> dict[str, dic
         scores = {}
         for k in KS:
             found = rank <= k
-            scores[f"hit@{k}"] = found.astype(float).tolist()
-            scores[f"mrr@{k}"] = np.where(found, 1.0 / rank, 0.0).tolist()
-            scores[f"ndcg@{k}"] = np.where(found, 1.0 / np.log2(rank + 1), 0.0).tolist()
-            scores[f"wrong_doc@{k}"] = (rng.random(n_questions) < 0.5).astype(float).tolist()
+            scores[MetricAt("hit", k).key] = found.astype(float).tolist()
+            scores[MetricAt("mrr", k).key] = np.where(found, 1.0 / rank, 0.0).tolist()
+            scores[MetricAt("ndcg", k).key] = np.where(found, 1.0 / np.log2(rank + 1), 0.0).tolist()
+            scores[MetricAt("wrong_doc", k).key] = (rng.random(n_questions) < 0.5).astype(float).tolist()
         table[f"chunker-{i}"] = scores
     return table
 

@@ -10,12 +10,11 @@ from components.html import md_escape
 from components.live_results import live_status
 from core.evaluation.collisions import top1_collisions
 from core.evaluation.report import retrieval_phrase
-from core.evaluation.results import BenchReport
 from core.evaluation.verdicts import interval_rows
 from core.infra.errors import ChunkLensError
 from core.outputs.report_html import render_html
 from core.workbench import DEFAULT_SPECS, guided_demo
-from core.workbench.demo import demo_specs, framework_defaults
+from core.workbench.demo import HIT_1, HIT_10, demo_specs, framework_defaults
 from core.workbench.live import RunSoFar, sample_stream
 
 
@@ -57,19 +56,19 @@ def render() -> None:
                    "later ones come from the caches.")
         return
     st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval "
-                f"{retrieval_phrase(summary.report)}, "
+                f"{retrieval_phrase(summary.view)}, "
                 f"{summary.seconds:.1f} s")
     table = pd.DataFrame(summary.table()).astype({"boundary F1": "float"})  # no decisions: an empty cell
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f")
                                 for c in table.select_dtypes("number").columns})
-    rows = interval_rows(summary.report, ["hit@1", "hit@10"])
+    rows = interval_rows(summary.report, [HIT_1, HIT_10])
     if rows:
         st.plotly_chart(charts.interval_chart(rows, "hit@1 and hit@10 with their 95 % intervals"), width="stretch",
                         key="demo-intervals")
     gap = summary.gap()
     if gap is not None:
-        n = max(1, BenchReport(summary.report).n_questions or 0)
+        n = max(1, summary.view.n_questions or 0)
         st.caption(md_escape(f"{n} questions: one question moves hit@k by {1 / n:.3f}. Bars are 95 % bootstrap "
                              "intervals over the questions; 'reliably ahead' is a paired sign-flip test, "
                              "Holm-corrected over every pair shown. " + gap.sentence()))

@@ -5,17 +5,17 @@ apart (core.workbench.judged_benchmark does the work)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from components.html import md_escape
 from components.progress import progress_status
-from core.evaluation.report import metric_cell
+from core.evaluation.metric_at import MetricAt, figure_text
 from core.evaluation.results import BenchReport
 from core.evaluation.verdicts import ahead_of, closest_gap
 from core.infra.errors import ChunkLensError
+from core.infra.jsonio import JsonObject
 from core.ingest.datasets import QADataset
 from core.services import Services
 from core.store.retrieval import RetrievalSettings
@@ -37,18 +37,19 @@ def render(services: Services, judged: QADataset, results: Mapping[str, ChunkerR
                     status.update(label="Scored", state="complete", expanded=False)
                 except ChunkLensError as exc:
                     status.update(label=f"Scoring stopped: {md_escape(str(exc))}", state="error")
-        report: dict[str, Any] | None = st.session_state.get("judged_report")
+        report: JsonObject | None = st.session_state.get("judged_report")
         if not report:
             return
-        view = BenchReport(report)
+        view = BenchReport.of(report)
         if view.qids != qids or set(view.results) - set(results):
             st.info("You judged more since this was scored, or ran other chunkers: score again to include them.")
-        metrics = ["hit@1", f"hit@{k}", f"mrr@{k}"] if k != 1 else ["hit@1", "mrr@1"]
-        ahead = ahead_of(report, f"hit@{k}")
-        rows = [{"chunker": spec, **{m: metric_cell(r.to_json(), m) for m in dict.fromkeys(metrics)},
-                 f"reliably ahead on hit@{k} of": ", ".join(ahead.get(spec, [])) or "-"}
+        hit_k = MetricAt("hit", k)
+        shown = dict.fromkeys([MetricAt("hit", 1), hit_k, MetricAt("mrr", k)])  # hit@1 once where k is 1
+        ahead = ahead_of(report, hit_k)
+        rows = [{"chunker": spec, **{at.key: figure_text(r, at) for at in shown},
+                 f"reliably ahead on {hit_k} of": ", ".join(ahead.get(spec, [])) or "-"}
                 for spec, r in view.results.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        gap = closest_gap(report, f"hit@{k}")
+        gap = closest_gap(report, hit_k)
         if gap is not None:
             st.markdown(md_escape(gap.sentence("judged questions")))

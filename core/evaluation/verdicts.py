@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from core.evaluation.metric_at import MetricAt, ScoreKey, key_of
 from core.evaluation.significance import min_detectable, questions_needed
 
 Report = Mapping[str, Any]
@@ -47,15 +48,15 @@ def pairs_on(report: Report, metric: str) -> list[dict[str, Any]]:
     return [p for p in report.get("pairs") or [] if p.get("metric") == metric]
 
 
-def compared_metrics(report: Report) -> list[str]:
+def compared_metrics(report: Report) -> list[ScoreKey]:
     """The headline metrics the report's pairs cover, in the report's order."""
-    return list(dict.fromkeys(p["metric"] for p in report.get("pairs") or []))
+    return list(dict.fromkeys(ScoreKey(p["metric"]) for p in report.get("pairs") or []))
 
 
-def ahead_of(report: Report, metric: str) -> dict[str, list[str]]:
+def ahead_of(report: Report, metric: MetricAt | ScoreKey) -> dict[str, list[str]]:
     """For every chunker, the chunkers it is reliably better than on `metric` (paired test, Holm-corrected)."""
     out: dict[str, list[str]] = {spec: [] for spec in report["results"]}
-    for pair in pairs_on(report, metric):
+    for pair in pairs_on(report, key_of(metric)):
         if pair["significant"] and pair["diff"] != 0:
             better, worse = better_first(pair)
             out.setdefault(better, []).append(worse)
@@ -75,7 +76,8 @@ class PairMatrix:
     hover: list[list[str]]
 
 
-def pair_matrix(report: Report, metric: str) -> PairMatrix | None:
+def pair_matrix(report: Report, on: MetricAt | ScoreKey) -> PairMatrix | None:
+    metric = key_of(on)
     pairs = pairs_on(report, metric)
     if not pairs:
         return None
@@ -151,9 +153,10 @@ class Gap:
                 f"{size} about {self.needed} in all ({self.more} more) would settle a gap this size.")
 
 
-def closest_gap(report: Report, metric: str) -> Gap | None:
-    """The gap between the best chunker on `metric` and the next best, from the per-question scores (None when
+def closest_gap(report: Report, on: MetricAt | ScoreKey) -> Gap | None:
+    """The gap between the best chunker on `on` and the next best, from the per-question scores (None when
     the report has fewer than two chunkers with them, or no question)."""
+    metric = key_of(on)
     scored = {spec: r for spec, r in report["results"].items()
               if isinstance(r.get(metric), int | float) and metric in (r.get("per_question") or {})}
     if len(scored) < 2:
@@ -186,18 +189,13 @@ class IntervalRow:
     high: float
 
 
-def interval_rows(report: Report, metrics: Sequence[str]) -> list[IntervalRow]:
+def interval_rows(report: Report, metrics: Sequence[MetricAt | ScoreKey]) -> list[IntervalRow]:
     """One row per chunker and metric with an interval."""
     rows = []
     for spec, r in report["results"].items():
-        for metric in metrics:
+        for metric in map(key_of, metrics):
             bounds = r.get(f"{metric}_ci95")
             if isinstance(r.get(metric), int | float) and isinstance(bounds, list) and len(bounds) == 2:
                 rows.append(IntervalRow(spec, metric, float(r[metric]), float(bounds[0]), float(bounds[1])))
     return rows
 
-
-def interval_text(result: Mapping[str, Any], metric: str) -> str:
-    """A chunker's 95 % interval for `metric` as "[0.05, 0.21]", or "-" when the report has none."""
-    bounds = result.get(f"{metric}_ci95")
-    return f"[{bounds[0]:.2f}, {bounds[1]:.2f}]" if isinstance(bounds, list) and len(bounds) == 2 else "-"

@@ -47,7 +47,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.infra.errors import ChunkLensError, DatasetError, DocumentError
-from core.infra.jsonio import jsonl_lines, loads_checked
+from core.infra.jsonio import JsonObject, jsonl_lines, loads_checked
 from core.infra.uploads import megabytes
 from core.infra.urls import redact_url
 from core.infra.workspace import Workspace
@@ -125,7 +125,7 @@ def _run_belongs(path: Path, texts: dict[str, str]) -> bool:
         return False
 
 
-def exported_settings(settings: Settings, operator_fields: bool = False) -> dict[str, Any]:
+def exported_settings(settings: Settings, operator_fields: bool = False) -> JsonObject:
     """The settings as an archive carries them: a visitor's choices (VISITOR_FIELDS) only, unless the exporter is
     the operator (`operator_fields`: a local server's one user), whose fields then follow with every address
     (ADDRESS_FIELDS, `rerank_model` among them) stripped of its credentials. Never the workspace path. On a
@@ -201,7 +201,7 @@ def _json(zf: CheckedZip, info: zipfile.ZipInfo) -> Any:
         raise ChunkLensError(str(exc)) from None
 
 
-def _manifest(zf: CheckedZip, members: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:
+def _manifest(zf: CheckedZip, members: dict[str, zipfile.ZipInfo]) -> JsonObject:
     if "manifest.json" not in members:
         raise ArchiveError("not a ChunkLens archive (no manifest.json)")
     try:

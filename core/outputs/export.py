@@ -15,10 +15,11 @@ import io
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from core.chunkers.export_fields import EXPORT_FIELDS
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject, JsonValue
 from core.schema.chunks import Chunk
 from core.schema.documents import Document, documents_by_id
 
@@ -33,8 +34,20 @@ def csv_fields() -> tuple[str, ...]:
     return CSV_HEAD + tuple(c for f in EXPORT_FIELDS for c in f.columns) + CSV_TAIL
 
 
-def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
+class ChunkRecord(TypedDict):
+    """One JSONL line: LangChain's `Document(**line)` (see the module's doc)."""
+
+    id: str
+    page_content: str
+    metadata: JsonObject
+
+
+#: one CSV row by column (`csv_fields`)
+CsvRow = dict[str, JsonValue]
+
+
+def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> ChunkRecord:
+    metadata: JsonObject = {
         "doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end, "chunker": spec, "chunk_id": chunk.chunk_id,
         "index": chunk.index, "token_count": chunk.token_count, "prefix": chunk.prefix or None,
         "prefix_place": chunk.prefix_place if chunk.prefix else None,
@@ -49,7 +62,7 @@ def chunk_record(spec: str, chunk: Chunk, doc: Document | None = None) -> dict[s
     return {"id": f"{spec}|{chunk.chunk_id}", "page_content": chunk.text, "metadata": metadata}
 
 
-def records(runs: Mapping[str, Sequence[Chunk]], documents: Sequence[Document]) -> Iterator[dict[str, Any]]:
+def records(runs: Mapping[str, Sequence[Chunk]], documents: Sequence[Document]) -> Iterator[ChunkRecord]:
     """One record per chunk of every run (parents and children alike), in run and chunk order."""
     by_id = documents_by_id(documents)
     for spec, chunks in runs.items():
@@ -57,20 +70,20 @@ def records(runs: Mapping[str, Sequence[Chunk]], documents: Sequence[Document]) 
             yield chunk_record(spec, c, by_id.get(c.doc_id))
 
 
-def to_jsonl(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
+def to_jsonl(recs: Iterator[ChunkRecord] | Sequence[ChunkRecord]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
 
 
-def csv_row(rec: dict[str, Any]) -> dict[str, Any]:
+def csv_row(rec: ChunkRecord) -> CsvRow:
     m = rec["metadata"]
-    flat = {k: m.get(k) for k in csv_fields() if k in m}
+    flat: CsvRow = {k: m.get(k) for k in csv_fields() if k in m}
     flat.update(id=rec["id"], page_content=rec["page_content"])
     for fields in EXPORT_FIELDS:
         flat.update(fields.flatten(m))
     return flat
 
 
-def to_csv(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
+def to_csv(recs: Iterator[ChunkRecord] | Sequence[ChunkRecord]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=csv_fields(), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -79,7 +92,7 @@ def to_csv(recs: Iterator[dict[str, Any]] | Sequence[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def write(path: Path, recs: Sequence[dict[str, Any]]) -> None:
+def write(path: Path, recs: Sequence[ChunkRecord]) -> None:
     """JSONL or CSV by the file's suffix (anything else is a ConfigError, before anything is written)."""
     suffix = path.suffix.lower()
     if suffix not in FORMATS:

@@ -60,7 +60,7 @@ def size_histogram(runs: Mapping[str, Sequence[Chunk]]) -> go.Figure:
     return fig
 
 
-def trace_curve(trace: dict[str, Any], title: str) -> go.Figure:
+def trace_curve(trace: Mapping[str, object], title: str) -> go.Figure:
     """Neighbour similarity (cosine) or distance (semantic) along the text, with the threshold line."""
     fig = go.Figure(go.Scatter(x=trace["positions"], y=trace["values"], mode="lines+markers", marker_size=3,
                                name=trace.get("kind", "value")))
@@ -71,7 +71,7 @@ def trace_curve(trace: dict[str, Any], title: str) -> go.Figure:
     return fig
 
 
-def eos_curve(window: dict[str, Any], scorer: str) -> go.Figure:
+def eos_curve(window: Mapping[str, object], scorer: str) -> go.Figure:
     """p(end of text) at each sentence end of one LGMGC window; the chosen split marked."""
     fig = go.Figure(go.Scatter(x=window["positions"], y=window["p"], mode="lines+markers", name="p(EOS)"))
     fig.add_vline(x=window["split"], line_color="#dc2626", annotation_text="split")
@@ -183,6 +183,8 @@ def collision_heatmap(chunkers: Sequence[str], docs: Sequence[str], matrix: Sequ
 
 PAGE_COLOURS = ["#2563eb", "#f59e0b", "#16a34a", "#db2777", "#7c3aed", "#0891b2"]
 EVIDENCE_COLOUR = "#dc2626"
+#: one of Plotly's layout shapes as a dict (its type, corners, colours, and its line's colour, width and dash)
+Shape = dict[str, str | float | dict[str, str | float]]
 
 
 def page_figure(page: Page, placed: Sequence[PlacedSpan], evidence: Sequence[PlacedSpan] = (), title: str = "",
@@ -193,7 +195,7 @@ def page_figure(page: Page, placed: Sequence[PlacedSpan], evidence: Sequence[Pla
     fig = go.Figure()
     fig.add_layout_image(source="data:image/png;base64," + base64.b64encode(page.png).decode("ascii"), xref="x",
                          yref="y", x=0, y=0, sizex=page.width, sizey=page.height, sizing="stretch", layer="below")
-    shapes: list[dict[str, Any]] = []  # set at once: add_shape per box costs ~25 ms each, a dense page a few seconds
+    shapes: list[Shape] = []  # set at once: add_shape per box costs ~25 ms each, a dense page a few seconds
     xs: list[float] = []
     ys: list[float] = []
     ids: list[int] = []

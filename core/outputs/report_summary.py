@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.evaluation.collisions import top1_collisions
+from core.evaluation.metric_at import MetricAt
 from core.evaluation.results import BenchReport, Metric
 from core.evaluation.verdicts import closest_gap
 
@@ -80,7 +81,7 @@ def summary_sentences(report: BenchReport | Mapping[str, Any]) -> list[str]:
     n_questions = report.n_questions
     if n_questions and n_questions > 0 and n_chunkers > 1:
         sentences.append(f"With {n_questions} questions, one question moves hit@k by {1 / n_questions:.3f}.")
-        gap = closest_gap(report.to_json(), f"hit@{k1}")
+        gap = closest_gap(report.to_json(), MetricAt("hit", k1))
         if gap is not None:
             sentences.append(gap.sentence())
     wrong = report.values("wrong_doc", kmax)

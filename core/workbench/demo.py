@@ -5,13 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from core.chunkers.peers import PeerChunker
 from core.chunkers.registry import REGISTRY
 from core.evaluation.fields import shown_fields
-from core.evaluation.verdicts import Gap, ahead_of, closest_gap, interval_text
+from core.evaluation.metric_at import MetricAt, interval_text
+from core.evaluation.results import BenchReport
+from core.evaluation.verdicts import Gap, ahead_of, closest_gap
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.methods.chop.continuity import BoundaryScores, Decision, judge_run
 from core.services import Services
 from core.store.retrieval import RetrievalSettings
@@ -22,6 +24,10 @@ from core.workbench.scoring import benchmark
 #: "your framework's default": the splitters teams deploy, at their libraries' defaults, which the guided demo offers
 #: to run beside CHOP. Only when picked: the demo's own chunkers (DEFAULT_SPECS) and its report stay as they are.
 FRAMEWORK_DEFAULTS = ("langchain-recursive", "llamaindex-sentence")
+#: the guided demo's table: hit@1 with its interval and who is reliably ahead on it, hit@10 and wrong_doc@10
+HIT_1, HIT_10, WRONG_DOC_10 = MetricAt("hit", 1), MetricAt("hit", 10), MetricAt("wrong_doc", 10)
+#: one row of the guided demo's table, column by column (numbers, an interval's text, names)
+DemoRow = dict[str, float | str | None]
 
 
 def framework_defaults() -> list[str]:
@@ -47,23 +53,28 @@ class DemoSummary:
 
     corpus: Corpus
     results: dict[str, ChunkerResult]
-    report: dict[str, Any]
+    report: JsonObject
     seconds: float
 
-    def table(self) -> list[dict[str, Any]]:
+    @property
+    def view(self) -> BenchReport:
+        """The report, read by metric and field (`core.evaluation.results`)."""
+        return BenchReport.of(self.report, "the guided demo's report")
+
+    def table(self) -> list[DemoRow]:
         """One row per chunker: the headline figures, hit@1's 95 % interval, and the chunkers it is reliably
         ahead of on hit@1 (paired test over the questions, Holm-corrected)."""
-        ahead = ahead_of(self.report, "hit@1")
+        ahead = ahead_of(self.report, HIT_1)
         headline = [show for show in shown_fields() if show.headline]
-        return [{"chunker": spec, "hit@1": r["hit@1"], "hit@1 95% interval": interval_text(r, "hit@1"),
-                 "hit@10": r["hit@10"], "wrong_doc@10": r["wrong_doc@10"],
-                 **{show.label: show.value(r) for show in headline},
-                 "reliably ahead on hit@1 of": ", ".join(ahead.get(spec, [])) or "-"}
-                for spec, r in self.report["results"].items()]
+        return [{"chunker": spec, HIT_1.key: HIT_1.of(r), f"{HIT_1} 95% interval": interval_text(r, HIT_1),
+                 HIT_10.key: HIT_10.of(r), WRONG_DOC_10.key: WRONG_DOC_10.of(r),
+                 **{show.label: r.number(show.key) for show in headline},
+                 f"reliably ahead on {HIT_1} of": ", ".join(ahead.get(spec, [])) or "-"}
+                for spec, r in self.view.results.items()]
 
     def gap(self) -> Gap | None:
         """hit@1's leader against its runner-up, and how many questions would settle a gap that size."""
-        return closest_gap(self.report, "hit@1")
+        return closest_gap(self.report, HIT_1)
 
     def continuity(self, spec: str = "chop") -> tuple[list[Decision], BoundaryScores] | None:
         """CHOP's decisions along the stream judged against the true joins, and their scores."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.evaluation.fields import headline_fields, shown_fields
 from core.evaluation.results import RunSummary
@@ -17,6 +16,11 @@ from core.schema.questions import Question
 from core.services import Services
 from core.workbench.corpus import make_corpus, sample_folder
 from core.workbench.runs import ChunkerResult, run_summaries
+
+#: one cell of a run's summary table: a count, a share, seconds, a name, whether it was cached, or empty
+Cell = str | int | float | bool | None
+#: one row of a run's summary table, column by column
+Row = dict[str, Cell]
 
 
 def short_columns() -> tuple[str, ...]:
@@ -39,7 +43,7 @@ class RunSoFar:
     chunks: dict[str, list[Chunk]] = field(default_factory=dict)  # spec -> the chunks retrieval returns (parents)
     errors: dict[str, str] = field(default_factory=dict)
     #: spec -> the methods' headline fields by label (CHOP's boundary F1 where the documents are a joined stream)
-    headline: dict[str, dict[str, Any]] = field(default_factory=dict)
+    headline: dict[str, Row] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -59,11 +63,11 @@ class RunSoFar:
         self.chunks[spec] = result.run.parents()
         self.headline[spec] = headline_fields(self.documents, result.run)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Row]:
         """The summary table's rows of the chunkers done, as the full table shows them (`RunSummary.row`)."""
         return [line.row() for line in self.summaries.values()]
 
-    def short_rows(self) -> list[dict[str, Any]]:
+    def short_rows(self) -> list[Row]:
         """Chunks, mean size, the headline fields (CHOP's boundary F1: its decisions against the true joins, empty
         for the others) and seconds of each chunker done: what is known of it before the questions are scored."""
         columns = short_columns()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from core.evaluation.agreement import agreement_lines
 from core.evaluation.bench import BenchOptions, bench_dataset
@@ -14,6 +13,7 @@ from core.evaluation.embedder_choice import fast_setting_cost
 from core.evaluation.questions import GeneratedSet, generate_questions
 from core.evaluation.relevance import SourceOf, evaluate, same_document
 from core.infra.errors import ChunkLensError
+from core.infra.jsonio import JsonObject
 from core.ingest.datasets import QADataset, corpus_jsonl, questions_jsonl, stratified_questions
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -55,7 +55,7 @@ def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: 
               join: bool, progress: Progress | None = None,
               retrieval: RetrievalSettings | None = None, answers: int = 0,
               done: Mapping[str, ChunkerResult] | None = None, max_specs: int | None = None,
-              max_questions: int | None = None) -> dict[str, Any]:
+              max_questions: int | None = None) -> JsonObject:
     """The same evaluation as `python -m core bench`, on the documents and questions in the app; with `answers`,
     the chat model also answers the first N questions from each chunker's top 3 (token F1, ROUGE-L). `done`: runs
     of these specs just made over the same documents, scored as they are rather than loaded again. More specs than
@@ -81,7 +81,7 @@ def capped_questions(questions: Sequence[Question], cap: int | None, seed: int =
     return stratified_questions(questions, cap, seed) if cap else list(questions)
 
 
-def question_cap_line(report: Mapping[str, Any]) -> str | None:
+def question_cap_line(report: Mapping[str, object]) -> str | None:
     """The one line a capped report carries: how many questions of how many were scored, and why (None when the
     whole set was)."""
     cap = report.get("question_cap")
@@ -107,7 +107,7 @@ def judged_only(dataset: QADataset | None) -> QADataset | None:
 
 
 def judged_benchmark(services: Services, judged: QADataset, done: Mapping[str, ChunkerResult], k: int,
-                     join: bool, retrieval: RetrievalSettings | None = None) -> dict[str, Any]:
+                     join: bool, retrieval: RetrievalSettings | None = None) -> JsonObject:
     """Every judged question against the chunk runs on show, scored as Benchmark scores them (hit and MRR at 1
     and k, with 95 % intervals and the paired tests), so the judging user sees how sure the comparison is."""
     specs = [s for s, r in done.items() if r.ok]

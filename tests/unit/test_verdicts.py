@@ -10,6 +10,7 @@ import json
 import numpy as np
 
 from core.evaluation.bench import with_intervals
+from core.evaluation.metric_at import MetricAt
 from core.evaluation.report import pair_lines
 from core.evaluation.significance import compare, headline_metrics
 from core.evaluation.verdicts import ahead_of, better_first, closest_gap, gain, interval_rows, pair_matrix
@@ -51,9 +52,9 @@ def three_chunkers() -> dict:
 
 def test_ahead_of_names_only_real_differences_and_turns_wrong_doc_around():
     report = three_chunkers()
-    ahead = ahead_of(report, "hit@1")
+    ahead = ahead_of(report, MetricAt("hit", 1))
     assert ahead == {"strong": ["weak", "twin"], "weak": [], "twin": []}
-    wrong = ahead_of(report, "wrong_doc@10")  # strong collides less: it is the one ahead
+    wrong = ahead_of(report, MetricAt("wrong_doc", 10))  # strong collides less: it is the one ahead
     assert wrong["strong"] == ["weak", "twin"] and wrong["weak"] == [] == wrong["twin"]
     pair = next(p for p in report["pairs"] if p["metric"] == "wrong_doc@10" and p["a"] == "strong")
     assert pair["diff"] < 0 and better_first(pair) == ("strong", pair["b"])
@@ -73,7 +74,7 @@ def test_the_gain_is_positive_whichever_side_is_better_and_whichever_way_the_met
 
 def test_the_pair_matrix_is_antisymmetric_and_marks_both_cells_of_a_real_difference():
     report = three_chunkers()
-    matrix = pair_matrix(report, "hit@1")
+    matrix = pair_matrix(report, MetricAt("hit", 1))
     assert matrix is not None and matrix.chunkers == ["strong", "weak", "twin"]
     for i in range(3):
         assert matrix.gain[i][i] is None
@@ -82,35 +83,35 @@ def test_the_pair_matrix_is_antisymmetric_and_marks_both_cells_of_a_real_differe
                 assert matrix.gain[i][j] == -matrix.gain[j][i] and matrix.marked[i][j] == matrix.marked[j][i]
     assert matrix.gain[0][1] > 0.4 and matrix.marked[0][1] and not matrix.marked[1][2]
     assert "reliably apart" in matrix.hover[0][1] and "within noise" in matrix.hover[1][2]
-    wrong = pair_matrix(report, "wrong_doc@10")
+    wrong = pair_matrix(report, MetricAt("wrong_doc", 10))
     assert wrong is not None and wrong.gain[0][1] > 0  # "row better by": fewer collisions is better
-    assert pair_matrix({"results": report["results"]}, "hit@1") is None  # a report from before intervals
+    assert pair_matrix({"results": report["results"]}, MetricAt("hit", 1)) is None  # a report from before intervals
 
 
 def test_the_closest_gap_says_how_many_questions_would_settle_it():
     report = three_chunkers()
-    top = closest_gap(report, "hit@1")
+    top = closest_gap(report, MetricAt("hit", 1))
     assert top is not None and top.leader == "strong" and top.settled
     assert "reliably ahead" in top.sentence()
-    close = closest_gap({**report, "results": {s: report["results"][s] for s in ("weak", "twin")}}, "hit@1")
+    close = closest_gap({**report, "results": {s: report["results"][s] for s in ("weak", "twin")}}, MetricAt("hit", 1))
     assert close is not None and not close.settled and close.n == N
     assert close.needed is not None and close.needed > N and close.more == close.needed - N
     assert close.detectable > abs(close.diff)  # these questions cannot see a one-question gap
     assert f"{close.needed} in all ({close.more} more)" in close.sentence()
     same = report_of({"a": {"hit@1": _scores(0.5, 9)}, "b": {"hit@1": _scores(0.5, 9)}})
-    tied = closest_gap(same, "hit@1")
+    tied = closest_gap(same, MetricAt("hit", 1))
     assert tied is not None and tied.needed is None and "cannot tell them apart" in tied.sentence("judged questions")
 
 
 def test_the_interval_chart_draws_every_interval_around_its_figure():
     report = three_chunkers()
-    rows = interval_rows(report, ["hit@1", "hit@10"])
+    rows = interval_rows(report, [MetricAt("hit", 1), MetricAt("hit", 10)])
     assert len(rows) == 6 and all(r.low <= r.value <= r.high for r in rows)
     fig = figures.interval_chart(rows, "t")
     assert [t.name for t in fig.data] == ["hit@1", "hit@10"]
     for trace in fig.data:
         assert all(up >= 0 for up in trace.error_x.array) and all(down >= 0 for down in trace.error_x.arrayminus)
-    matrix = figures.pair_matrix(pair_matrix(report, "hit@1"))
+    matrix = figures.pair_matrix(pair_matrix(report, MetricAt("hit", 1)))
     text = matrix.data[0].text
     assert text[0][1].endswith("★") and not text[1][2].endswith("★") and text[0][0] == ""
 
@@ -144,7 +145,7 @@ def test_a_chunker_ahead_on_every_judged_question_is_said_to_be_ahead_not_the_sa
     [1.00, 1.00], p 0.49). The difference is the same on every question, which is no tie."""
     for n in (1, 2, 3, 5):
         report = small_report({"won": [1.0] * n, "lost": [0.0] * n})
-        gap = closest_gap(report, "hit@1")
+        gap = closest_gap(report, MetricAt("hit", 1))
         assert gap is not None and (gap.leader, gap.runner_up, gap.diff) == ("won", "lost", 1.0)
         text = gap.sentence("judged questions")
         assert "score the same" not in text and "won is ahead of lost" in text
@@ -152,9 +153,9 @@ def test_a_chunker_ahead_on_every_judged_question_is_said_to_be_ahead_not_the_sa
         assert ("on the only judged question" if n == 1 else f"on every one of the {n} judged questions") in text
         assert f"p = {2.0 ** (1 - n):.2g}" in text and f"about 6 in all ({6 - n} more)" in text
     report = small_report({"won": [1.0] * 6, "lost": [0.0] * 6})
-    gap = closest_gap(report, "hit@1")
+    gap = closest_gap(report, MetricAt("hit", 1))
     assert gap is not None and gap.settled and "reliably ahead" in gap.sentence() and "ahead on each" in gap.sentence()
-    hover = pair_matrix(report, "hit@1").hover[0][1]
+    hover = pair_matrix(report, MetricAt("hit", 1)).hover[0][1]
     assert "[+1.00, +1.00] (the same on every question)" in hover
 
 
@@ -164,17 +165,17 @@ def test_fewer_collisions_on_every_question_is_ahead_too():
                                         "per_question": {"wrong_doc@1": r["per_question"]["hit@1"]}}
                                     for s, r in report["results"].items()},
               "pairs": [{**p, "metric": "wrong_doc@1"} for p in report["pairs"]]}
-    gap = closest_gap(report, "wrong_doc@1")
+    gap = closest_gap(report, MetricAt("wrong_doc", 1))
     assert gap is not None and gap.leader == "a" and "a is ahead of b on every one" in gap.sentence() and gap.every
 
 
 def test_the_other_degenerate_gaps_all_the_same_a_tie_on_average_and_no_question():
-    same = closest_gap(small_report({"a": [1.0, 0.0, 1.0], "b": [1.0, 0.0, 1.0]}), "hit@1")
+    same = closest_gap(small_report({"a": [1.0, 0.0, 1.0], "b": [1.0, 0.0, 1.0]}), MetricAt("hit", 1))
     assert same is not None and "a and b score the same on every one of the 3 questions" in same.sentence()
-    tie = closest_gap(small_report({"a": [1.0, 0.0], "b": [0.0, 1.0]}), "hit@1")
+    tie = closest_gap(small_report({"a": [1.0, 0.0], "b": [0.0, 1.0]}), MetricAt("hit", 1))
     assert tie is not None and tie.needed is None and "score the same" not in tie.sentence()
     assert "have the same mean over the 2 questions, each ahead on some" in tie.sentence() and not tie.every
-    one = closest_gap(small_report({"a": [1.0], "b": [1.0]}), "hit@1")
+    one = closest_gap(small_report({"a": [1.0], "b": [1.0]}), MetricAt("hit", 1))
     assert one is not None and "score the same on the only question" in one.sentence()
-    assert closest_gap(small_report({"a": [], "b": []}), "hit@1") is None  # nothing to say of no question
+    assert closest_gap(small_report({"a": [], "b": []}), MetricAt("hit", 1)) is None  # nothing to say of no question
     assert same.p == 1.0
