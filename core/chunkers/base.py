@@ -10,8 +10,9 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
+from core.chunkers.headers import PREFIX_MODES, PrefixMode
 from core.chunkers.splitting import document_token_windows
 from core.infra.errors import ConfigError, Stopped
 from core.infra.stopping import STOPPED, stopping
@@ -204,17 +205,16 @@ class Chunker(ABC):
 class MetadataPrefix:
     """Mixin for chunkers that can carry a contextual header: `prefix=title|headings` (core.chunkers.headers)."""
 
-    prefix: str = "none"
+    prefix: PrefixMode = "none"
 
     def check_prefix(self) -> None:
-        from core.chunkers.headers import PREFIX_MODES
-
         if self.prefix not in PREFIX_MODES:
             raise ConfigError(f"prefix must be one of {', '.join(PREFIX_MODES)} (got '{self.prefix}')")
 
 
 #: the values of `TitleRouting.retrieval`
-ROUTING_MODES = ("off", "route")
+Routing = Literal["off", "route"]
+ROUTING_MODES: tuple[Routing, ...] = get_args(Routing)
 
 
 @dataclass
@@ -224,7 +224,7 @@ class TitleRouting:
     CNM filter. It steers retrieval only: left out of `identity` (the chunks and their caches are the plain
     chunker's), and out of the spec at its default, `off`."""
 
-    retrieval: str = "off"
+    retrieval: Routing = "off"
     retrieval_params: ClassVar[tuple[str, ...]] = ("retrieval",)
 
     def check_retrieval(self) -> None:

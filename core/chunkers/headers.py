@@ -15,10 +15,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 from core.schema.documents import Document
 
-PREFIX_MODES = ("none", "title", "headings")
+#: the values of a chunker's `prefix` parameter (`core.chunkers.base.MetadataPrefix`)
+PrefixMode = Literal["none", "title", "headings"]
+PREFIX_MODES: tuple[PrefixMode, ...] = get_args(PrefixMode)
 SEPARATOR = " > "
 #: the longest line read as a heading, in characters. The longest heading of the QA sets and the sample data is
 #: 109 characters (136 in this project's docs); a longer `#` line is prose or a hostile upload, and as a heading it

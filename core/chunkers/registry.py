@@ -7,8 +7,12 @@ when `core.methods` is; `core.catalog`, the composition root every entry point i
 from __future__ import annotations
 
 import dataclasses
+import enum
 import sys
-from typing import Any
+from collections.abc import Callable
+from functools import cache
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from core.chunkers.base import NEED_NAMES, Chunker, ChunkerContext, MetadataPrefix, TitleRouting
 from core.infra.errors import ConfigError
@@ -50,24 +54,75 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, params
 
 
-def _convert(value: str, kind: Any, where: str) -> Any:
-    text = str(kind)
-    if value.lower() in ("none", "null", "off") and "None" in text:
-        return None
+_NONE_WORDS = ("none", "null", "off")
+_TRUE_WORDS, _FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@cache
+def param_types(cls: type[Chunker]) -> dict[str, object]:
+    """Each spec parameter of `cls` (its dataclass fields set at construction) with its declared type, resolved
+    from the annotation (the modules use `from __future__ import annotations`, so a field's `type` is a string)."""
+    hints = get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
+
+
+def _choices(kind: object) -> tuple[object, ...] | None:
+    """The members a choice type allows (a `Literal`'s values, a `StrEnum`'s members), None for another type."""
+    if get_origin(kind) is Literal:
+        return get_args(kind)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return tuple(kind)
+    return None
+
+
+def _choice(value: str, members: tuple[object, ...], chunker: str, key: str) -> object:
+    """The member spelled exactly `value` (an enum member by its value); else one line naming the allowed values."""
+    spelled = {str(m.value if isinstance(m, enum.Enum) else m): m for m in members}
+    if value in spelled:
+        return spelled[value]
+    raise ConfigError(f"{chunker}: {key} must be one of {', '.join(spelled)} (got '{value}')")
+
+
+def _boolean(value: str) -> bool:
+    if value.lower() in _TRUE_WORDS:
+        return True
+    if value.lower() in _FALSE_WORDS:
+        return False
+    raise ValueError(value)
+
+
+#: the plain types a spec can spell, each with its reader (a ValueError for a value it does not take)
+_READERS: dict[object, tuple[str, Callable[[str], object]]] = {
+    bool: ("bool", _boolean), int: ("int", int), float: ("float", float), str: ("str", str)}
+
+
+def _scalar(value: str, kind: object, chunker: str, key: str) -> object:
+    if kind not in _READERS:
+        raise ConfigError(f"{chunker}:{key}: a parameter of type {kind} cannot be set in a spec")
+    name, read = _READERS[kind]
     try:
-        if "bool" in text:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if "int" in text:
-            return int(value)
-        if "float" in text:
-            return float(value)
+        return read(value)
     except ValueError as exc:
-        raise ConfigError(f"{where}: '{value}' is not a valid {text}") from exc
-    return value
+        raise ConfigError(f"{chunker}:{key}: '{value}' is not a valid {name}") from exc
+
+
+def convert_param(value: str, kind: object, chunker: str, key: str) -> object:
+    """`value` as a spec spells it, converted to the parameter's declared type `kind`. Decided by the type itself,
+    never by words in its name: a choice (`Literal`, `StrEnum`) takes an exact member only, else one ConfigError
+    line naming the allowed values; an optional type (`X | None`) takes none, null or off as None, unless that word
+    is one of its choices; bool, int, float and str are read as such; any other type is refused."""
+    arms = get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,)
+    real = tuple(a for a in arms if a is not type(None))
+    if len(real) != 1:
+        raise ConfigError(f"{chunker}:{key}: a parameter of type {kind} cannot be set in a spec")
+    (arm,) = real
+    members = _choices(arm)
+    is_member = members is not None and value in {str(m.value if isinstance(m, enum.Enum) else m) for m in members}
+    if len(real) < len(arms) and value.lower() in _NONE_WORDS and not is_member:
+        return None
+    if members is not None:
+        return _choice(value, members, chunker, key)
+    return _scalar(value, arm, chunker, key)
 
 
 def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
@@ -76,12 +131,12 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
     parameters) but not run, which is how callers check specs before building any service."""
     cls = chunker_class(spec)
     name, raw = parse_spec(spec)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = param_types(cls)
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in fields:
             raise ConfigError(f"chunker '{name}' has no parameter '{key}' (has: {', '.join(fields) or 'none'})")
-        kwargs[key] = _convert(value, fields[key].type, f"{name}:{key}")
+        kwargs[key] = convert_param(value, fields[key], name, key)
     chunker = cls(**kwargs)
     chunker.context = context or ChunkerContext()
     for need in chunker.needs if context is not None else ():

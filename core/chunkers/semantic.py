@@ -11,6 +11,7 @@ on the same evaluation."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -29,6 +30,8 @@ from core.schema.documents import Document
 #: read at most 9 times, so the work grows with the text alone; four sentences either side is already a paragraph
 #: of context (LangChain's default is one).
 MAX_BUFFER = 4
+#: how a sentence's window is embedded (`buffer_by`)
+BufferBy = Literal["vectors", "text"]
 
 
 @register
@@ -39,7 +42,7 @@ class SemanticChunker(MetadataPrefix, TitleRouting, Chunker):
     percentile: float = 95.0
     buffer: int = 1
     max_tokens: int = 500
-    buffer_by: str = "vectors"
+    buffer_by: BufferBy = "vectors"
     version = 2  # v1 always embedded the windows' text (now buffer_by=text)
 
     def validate(self) -> None:
@@ -47,7 +50,7 @@ class SemanticChunker(MetadataPrefix, TitleRouting, Chunker):
         check_range(self.name, "buffer", self.buffer, 0, MAX_BUFFER, "sentences either side",
                     "each sentence is embedded again with every window it is in")
         check_tokens(self.name, "max_tokens", self.max_tokens)
-        if self.buffer_by not in ("vectors", "text"):
+        if self.buffer_by not in get_args(BufferBy):
             raise ConfigError(f"semantic: buffer_by must be vectors or text (got '{self.buffer_by}')")
 
     def snippet(self) -> str:

@@ -12,7 +12,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import metadata
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 from core.chunkers.base import Chunker, build_chunks, check_overlap, check_range, check_tokens
 from core.infra.errors import ConfigError
@@ -23,7 +23,8 @@ from core.tokens import count_tokens
 from .spans import NO_OVERLAP, PEER_TEXT, Offset, Overlap, place_chunks
 
 #: the values of a peer's `length` parameter: what its sizes count
-LENGTHS = ("chars", "tokens")
+Length = Literal["chars", "tokens"]
+LENGTHS: tuple[Length, ...] = get_args(Length)
 #: bounds of a size in characters (about MIN_CHUNK_TOKENS..MAX_CHUNK_TOKENS tokens of English at 4 characters each)
 MIN_CHUNK_CHARS, MAX_CHUNK_CHARS = 64, 32_768
 #: the trace key of a peer's placement counts (`core.evaluation.fidelity` reads it)

@@ -16,7 +16,7 @@ from core.chunkers.registry import register
 from core.schema.documents import Document
 
 from ..snippets import TOKEN_COUNTER, library_snippet
-from .base import PeerChunker, check_sizes, length_function
+from .base import Length, PeerChunker, check_sizes, length_function
 from .spans import Overlap
 
 
@@ -29,7 +29,7 @@ class LangChainRecursive(MetadataPrefix, TitleRouting, PeerChunker):
     library = "langchain-text-splitters"
     chunk_size: int = 4000
     chunk_overlap: int = 200
-    length: str = "chars"
+    length: Length = "chars"
 
     def validate(self) -> None:
         check_sizes(self.name, "chunk_size", self.chunk_size, self.chunk_overlap, self.length)

@@ -10,7 +10,7 @@ character offset; each is checked against the text before it is used."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from core.chunkers.base import MetadataPrefix, TitleRouting
 from core.chunkers.headers import markdown_headings
@@ -19,10 +19,11 @@ from core.infra.errors import ConfigError
 from core.schema.documents import Document
 
 from ..snippets import TOKEN_COUNTER, library_snippet
-from .base import PeerChunker, check_sizes, length_function
+from .base import Length, PeerChunker, check_sizes, length_function
 from .spans import Overlap
 
-MARKDOWN_MODES = ("auto", "on", "off")
+Markdown = Literal["auto", "on", "off"]
+MARKDOWN_MODES: tuple[Markdown, ...] = get_args(Markdown)
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
@@ -41,8 +42,8 @@ class TextSplitterChunker(MetadataPrefix, TitleRouting, PeerChunker):
     library = "semantic-text-splitter"
     capacity: int = 1000
     overlap: int = 0
-    length: str = "chars"
-    markdown: str = "auto"
+    length: Length = "chars"
+    markdown: Markdown = "auto"
 
     def validate(self) -> None:
         check_sizes(self.name, "capacity", self.capacity, self.overlap, self.length)

@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens, token_window_chunks
 from core.chunkers.registry import register
@@ -31,6 +31,13 @@ from core.schema.chunks import Chunk, Chunking
 from core.schema.documents import Document
 from core.store.routing import TitleRoute
 
+#: how continuity is judged: each window against the one before (`pairs`) or against the current run's first (`anchor`)
+ChopMode = Literal["pairs", "anchor"]
+#: where the CNM prefix stands in each chunk's embedded text, if anywhere
+CnmPlace = Literal["before", "after", "none"]
+#: how a run is searched: plainly, with the question's CNM boosting or filtering its chunks, or by title routing
+ChopRetrieval = Literal["off", "boost", "filter", "route"]
+
 
 @register
 @dataclass
@@ -41,19 +48,19 @@ class ChopChunker(Chunker):
     retrieval_params = ("retrieval", "boost")
     size: int = 500
     overlap: int = 100
-    mode: str = "pairs"
-    prefix: str = "before"
+    mode: ChopMode = "pairs"
+    prefix: CnmPlace = "before"
     use_title: bool = True  # the extractor sees the document title (a file name) with the first window
-    retrieval: str = "off"
+    retrieval: ChopRetrieval = "off"
     boost: float = 0.1
 
     def validate(self) -> None:
         check_tokens(self.name, "size", self.size)
         check_overlap(self.name, self.overlap, self.size)
         check_range(self.name, "boost", self.boost, 0, 1)
-        for key, value, allowed in (("mode", self.mode, ("pairs", "anchor")),
-                                    ("prefix", self.prefix, ("before", "after", "none")),
-                                    ("retrieval", self.retrieval, ("off", "boost", "filter", "route"))):
+        for key, value, allowed in (("mode", self.mode, get_args(ChopMode)),
+                                    ("prefix", self.prefix, get_args(CnmPlace)),
+                                    ("retrieval", self.retrieval, get_args(ChopRetrieval))):
             if value not in allowed:
                 raise ConfigError(f"chop: {key} must be one of {', '.join(allowed)} (got '{value}')")
 
