@@ -173,7 +173,8 @@ def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_
                 store: str = "embedded", data: Sequence[Path] = tuple(DEFAULT_DATA),
                 chunk_tokens: int = 128) -> Setup:
     """Services as the app builds them, one collection of the same N real chunk vectors per chunker spec."""
-    from core.pipeline import ChunkRun, IndexedRun, corpus_fingerprint
+    from core.pipeline import corpus_fingerprint
+    from core.schema.runs import ChunkedRun, IndexedRun
     from core.services import build_services
     from core.settings import Settings
     from core.store.embeddings import CachedEmbedder
@@ -205,7 +206,7 @@ def build_setup(workspace: Path, cache: Path, n_chunks: int, n_chunkers: int, n_
     results: dict[str, Any] = {}
     for spec in DEFAULT_SPECS[:n_chunkers]:
         identity = f"bench-query|{spec}|{material.chunk_spec}|n={n_chunks}"
-        run = ChunkRun(spec, identity, list(material.chunks))
+        run = ChunkedRun(spec, identity, list(material.chunks))
         name = collection_name(fingerprint, identity, services.embedder.key)
         reused = services.store.has_complete(name, len(run.chunks))
         if not reused:

@@ -15,17 +15,17 @@ from components.html import chunk_spans_html, cnm_badges_html, esc, md_escape
 from core.methods.chop.accuracy import cnm_accuracy
 from core.methods.chop.cnm import ChopMeta
 from core.methods.chop.continuity import judge_run
-from core.pipeline import ChunkRun
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 
 
-def _curve(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
+def _curve(spec: str, trace: dict[str, Any], run: ChunkedRun, doc: Document, start: int, window: int) -> None:
     if trace.get("values"):
         st.plotly_chart(charts.trace_curve(trace, f"{spec}: neighbour {trace['kind']}"), width="stretch",
                         key=f"curve-{spec}")
 
 
-def _eos(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
+def _eos(spec: str, trace: dict[str, Any], run: ChunkedRun, doc: Document, start: int, window: int) -> None:
     if not trace.get("windows"):
         return
     st.subheader(f"{md_escape(spec)}: p(end of text) per window")
@@ -40,7 +40,7 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, start: int, window: int) -> None:
+def _continuity(spec: str, trace: dict[str, Any], run: ChunkedRun, doc: Document, start: int, window: int) -> None:
     st.subheader(f"{md_escape(spec)}: CNM prefixes and continuity")
     own = [c for c in run.chunks if c.doc_id == doc.doc_id]
     judged, b = judge_run(doc, own)
@@ -69,7 +69,7 @@ def _continuity(spec: str, trace: dict[str, Any], run: ChunkRun, doc: Document, 
                     '</div>')
 
 
-def _children(spec: str, run: ChunkRun, doc: Document) -> None:
+def _children(spec: str, run: ChunkedRun, doc: Document) -> None:
     children = [c for c in run.children() if c.doc_id == doc.doc_id]
     if not children:
         return
@@ -82,11 +82,11 @@ def _children(spec: str, run: ChunkRun, doc: Document) -> None:
         st.html(chunk_spans_html(doc.text, kids, parent.start, parent.end))
 
 
-View = Callable[[str, dict[str, Any], ChunkRun, Document, int, int], None]
+View = Callable[[str, dict[str, Any], ChunkedRun, Document, int, int], None]
 VIEWS: dict[str, View] = {"similarity": _curve, "distance": _curve, "eos": _eos, "continuity": _continuity}
 
 
-def draw_run(spec: str, run: ChunkRun, doc: Document, start: int, window: int) -> None:
+def draw_run(spec: str, run: ChunkedRun, doc: Document, start: int, window: int) -> None:
     """Everything the run recorded about `doc` that has a view; `start`/`window` is the text range on show."""
     trace = run.traces.get(doc.doc_id, {})
     view = VIEWS.get(trace.get("kind", ""))

@@ -20,15 +20,15 @@ import core.evaluation.fidelity  # noqa: F401  (registers dropped_chars_share an
 import core.methods  # noqa: F401  (registers CHOP and LGMGC: chunkers, services, report fields)
 from core.chunkers.registry import available
 from core.evaluation.fields import register_report_fields
-from core.pipeline import ChunkRun
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 
 __all__ = ["available"]
 
 
 @register_report_fields
-def chunker_notes(documents: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
-    """`chunker_notes`: the lines a generic chunker left for the user (`ChunkRun.notes`; `page` on a document
+def chunker_notes(documents: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
+    """`chunker_notes`: the lines a generic chunker left for the user (`ChunkedRun.notes`; `page` on a document
     without pages), which `core bench` prints; [] for most runs. Registered here, the one module above both the
     generic chunkers and evaluation."""
     return {"chunker_notes": run.notes()}

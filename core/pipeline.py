@@ -1,6 +1,7 @@
 """Document(s) + chunker + embedder -> chunks -> vectors -> Chroma collection, with progress and caching.
 
-The app and the command line both go through these two steps, so what one shows the other measures.
+The app and the command line both go through these two steps, so what one shows the other measures. What each
+step leaves is a noun of `core.schema.runs`: `chunk_documents` makes a `ChunkedRun`, `index_run` an `IndexedRun`.
 Chunk runs are cached on disk by (documents as chunked: their text, title, source, pages, outline and every other
 field a chunker may read, `document_key`; chunker identity: the parameters that shape the chunks and the embedder
 or LLM the chunker uses); collections by (the same documents, chunker identity, embedder); vectors by
@@ -14,18 +15,18 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.chunkers.base import Chunker
+from core.infra.jsonio import JsonObject
 from core.infra.storage import write_atomically
-from core.schema.chunks import NOTES, Chunk, SpanMismatch, check_spans
+from core.schema.chunks import Chunk, SpanMismatch, check_spans
 from core.schema.documents import Document
-from core.schema.spans import Span
+from core.schema.runs import ChunkedRun, IndexedRun
 from core.store.embeddings import Embedder
 from core.store.index import VectorStore, collection_name
-from core.store.lexical import LexicalIndex, LexicalStore, lexical_name
+from core.store.lexical import LexicalStore, lexical_name
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -77,39 +78,6 @@ def corpus_fingerprint(docs: Sequence[Document]) -> str:
     return h.hexdigest()[:24]
 
 
-@dataclass
-class ChunkRun:
-    """One chunker's chunks over a set of documents, with its per-document traces."""
-
-    spec: str
-    identity: str
-    chunks: list[Chunk]
-    traces: dict[str, dict[str, Any]] = field(default_factory=dict)
-    seconds: float = 0.0
-    from_cache: bool = False
-    #: the chunker that made the run (prepared on its documents), carried so that what follows (its store
-    #: metadata, its retrieval policy) need not build it again from the spec; None for a run made by hand
-    chunker: Chunker | None = field(default=None, repr=False, compare=False)
-
-    def parents(self) -> list[Chunk]:
-        """The chunks retrieval returns and evaluation scores (all of them, unless the run has children)."""
-        return [c for c in self.chunks if c.parent_id is None]
-
-    def children(self) -> list[Chunk]:
-        """Multi-granular children (indexed instead of their parents); empty for single-level chunkers."""
-        return [c for c in self.chunks if c.parent_id is not None]
-
-    def notes(self) -> list[str]:
-        """The lines the chunker left for the user (`Chunking.trace["notes"]`), in document order, each once."""
-        return list(dict.fromkeys(line for trace in self.traces.values() for line in trace.get(NOTES) or []))
-
-    def index_units(self) -> list[Chunk]:
-        return self.children() or self.chunks
-
-    def spans(self) -> list[Span]:
-        return [c.span for c in self.parents()]
-
-
 def run_key(docs: Sequence[Document], identity: str) -> str:
     """The name of a chunk run over `docs` by the chunker with this identity: its cache file's stem, and the key
     its hand edits are kept under."""
@@ -126,7 +94,7 @@ def text_only_run_key(docs: Sequence[Document], identity: str) -> str:
     return hashlib.sha256(f"{h.hexdigest()[:24]}|{identity}".encode()).hexdigest()[:32]
 
 
-def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) -> ChunkRun | None:
+def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) -> ChunkedRun | None:
     """The cached run of `chunker` over `docs`, or None when there is none (a damaged entry is deleted)."""
     started = time.perf_counter()
     cache_file = cache_dir / f"{run_key(docs, chunker.identity)}.json"
@@ -136,7 +104,7 @@ def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) 
         data = json.loads(cache_file.read_text(encoding="utf-8"))
         chunks = [Chunk(**{k: v for k, v in c.items() if k != "chunk_id"}) for c in data["chunks"]]
         check_spans(chunks, docs)
-        return ChunkRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started, True,
+        return ChunkedRun(chunker.spec, chunker.identity, chunks, data["traces"], time.perf_counter() - started, True,
                         chunker)
     except (ValueError, KeyError, TypeError, RecursionError, SpanMismatch):
         cache_file.unlink(missing_ok=True)  # a damaged or stale cache entry is recomputed, never trusted
@@ -144,7 +112,7 @@ def load_chunk_run(docs: Sequence[Document], chunker: Chunker, cache_dir: Path) 
 
 
 def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path | None = None,
-                    progress: ProgressFn | None = None) -> ChunkRun:
+                    progress: ProgressFn | None = None) -> ChunkedRun:
     """Chunk every document (or load the same run from the cache)."""
     started = time.perf_counter()
     chunker.prepare(docs)  # also for a cached run: a retrieval policy may tag questions with what it learned
@@ -152,7 +120,7 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
     if cache_dir is not None and (cached := load_chunk_run(docs, chunker, cache_dir)) is not None:
         return cached
     chunks: list[Chunk] = []
-    traces: dict[str, dict[str, Any]] = {}
+    traces: dict[str, JsonObject] = {}
     for i, doc in enumerate(docs):
         chunker.context.check_stop()  # a stopped run caches nothing
         result = chunker.run(doc)
@@ -162,37 +130,14 @@ def chunk_documents(docs: Sequence[Document], chunker: Chunker, cache_dir: Path 
         if progress:
             progress(f"chunk {chunker.name}", i + 1, len(docs))
     check_spans(chunks, docs)  # a chunker that breaks the span contract fails here, before anything is cached
-    run = ChunkRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started, chunker=chunker)
+    run = ChunkedRun(chunker.spec, chunker.identity, chunks, traces, time.perf_counter() - started, chunker=chunker)
     if cache_file:
         # a temporary name of its own: sessions caching the same run at once never share (or tear) one file
         write_atomically(cache_file, json.dumps({"chunks": [c.to_dict() for c in chunks], "traces": traces}))
     return run
 
 
-@dataclass
-class IndexedRun:
-    run: ChunkRun
-    collection: str
-    embed_seconds: float
-    index_seconds: float
-    reused: bool
-    texts_embedded: int
-    vectors_computed: int = 0  # of those, how many the embedder really computed (the rest came from its cache)
-    lexical: LexicalIndex | None = None  # BM25 over the same texts, when a lexical store was given
-    lexical_seconds: float = 0.0  # building (or loading) it
-    lexical_built: bool = False  # False: it came from the workspace or from memory
-    #: each document's text by id, what the chunks' offsets point into (a sentence reranker reads it)
-    texts: dict[str, str] = field(default_factory=dict, repr=False)
-
-    def lexical_from(self, store: LexicalStore) -> LexicalIndex:
-        """The run's BM25 index, taken from `store` (held, loaded or built) the first time it is needed, as when
-        a run indexed without one is later searched with hybrid retrieval; kept on the run after that."""
-        if self.lexical is None:
-            self.lexical = store.for_collection(self.collection, self.run.index_units())
-        return self.lexical
-
-
-def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
+def index_run(run: ChunkedRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
               progress: ProgressFn | None = None, lexical: LexicalStore | None = None) -> IndexedRun:
     """Embed a chunk run and store it, or reuse the complete collection already built from the same inputs;
     with a lexical store, also build (or reuse) the run's BM25 index over exactly the embedded texts."""
@@ -205,7 +150,7 @@ def index_run(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store
     return indexed
 
 
-def _dense_index(run: ChunkRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
+def _dense_index(run: ChunkedRun, docs: Sequence[Document], embedder: Embedder, store: VectorStore,
                  progress: ProgressFn | None) -> IndexedRun:
     corpus = corpus_fingerprint(docs)
     name = collection_name(corpus, run.identity, embedder.key)

@@ -47,9 +47,10 @@ from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
 from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, joined
 from core.llm.base import ModelUse
-from core.pipeline import IndexedRun, ProgressFn, chunk_documents, corpus_fingerprint, index_run
+from core.pipeline import ProgressFn, chunk_documents, corpus_fingerprint, index_run
 from core.schema.documents import Document
 from core.schema.questions import Question
+from core.schema.runs import IndexedRun
 from core.schema.spans import Span
 from core.services import Services
 from core.store.embeddings import unread_share
@@ -96,7 +97,8 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         if prior is not None and spec in prior:
             indexed = prior[spec]
             run = indexed.run
-            chunker = run.chunker or chunker  # the one that tagged the chunks tags the questions
+            if isinstance(run.chunker, Chunker):  # the one that tagged the chunks tags the questions
+                chunker = run.chunker
             if lexical is not None:
                 indexed.lexical_from(lexical)
         else:

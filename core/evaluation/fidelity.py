@@ -15,9 +15,9 @@ import numpy as np
 
 from core.chunkers.peers import PEER_TEXT, PEER_TRACE
 from core.evaluation.fields import FieldShow, register_report_fields
-from core.pipeline import ChunkRun
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 from core.text import are_spaces
 
 
@@ -40,7 +40,7 @@ def dropped_chars_share(docs: Sequence[Document], chunks: Sequence[Chunk]) -> fl
     return dropped / total if total else 0.0
 
 
-def altered_chunks_share(run: ChunkRun) -> float | None:
+def altered_chunks_share(run: ChunkedRun) -> float | None:
     """The share of a peer's library chunks altered beyond whitespace or found nowhere; None for a chunker whose
     chunks are not a library's."""
     placements = [t[PEER_TRACE] for t in run.traces.values() if PEER_TRACE in t]
@@ -58,7 +58,7 @@ def altered_chunks_share(run: ChunkRun) -> float | None:
               shown_when=lambda r: r.get("altered_chunks_share") is not None or bool(r.get("dropped_chars_share"))),
     FieldShow("altered_chunks_share", "altered chunks", better="min", place="fidelity", rank=11),
 ])
-def fidelity_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+def fidelity_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
     """The two fidelity keys of one chunker's bench result."""
     return {"dropped_chars_share": dropped_chars_share(docs, run.chunks),
             "altered_chunks_share": altered_chunks_share(run)}

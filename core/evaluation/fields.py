@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.pipeline import ChunkRun
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 
 #: report_fields(documents, run) -> extra fields of one chunker's result in a bench report
-ReportFields = Callable[[Sequence[Document], ChunkRun], dict[str, Any]]
+ReportFields = Callable[[Sequence[Document], ChunkedRun], dict[str, Any]]
 #: which way a column is better ("" for a cost or a count that is neither)
 Better = Literal["max", "min", ""]
 #: where a column sits among the generic ones: a method's cost (after the wall time), its quality (after the LLM
@@ -67,7 +67,7 @@ def register_report_fields(fn: ReportFields | None = None, *,
     return add(fn) if fn is not None else add
 
 
-def report_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+def report_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
     """Every registered method's report fields for one chunk run."""
     out: dict[str, Any] = {}
     for s in _FIELD_SETS:
@@ -75,7 +75,7 @@ def report_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
     return out
 
 
-def headline_fields(docs: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+def headline_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
     """The headline fields of one chunk run by label (boundary F1), computing only the methods that have one: for
     a table drawn before the run is scored."""
     out: dict[str, Any] = {}

@@ -22,17 +22,10 @@ from core.infra.storage import locked
 from core.llm.base import ModelUse
 from core.methods.chop.cnm import cnm_backend_of
 from core.methods.chop.edits import EditLog
-from core.pipeline import (
-    ChunkRun,
-    IndexedRun,
-    chunk_documents,
-    index_run,
-    load_chunk_run,
-    run_key,
-    text_only_run_key,
-)
+from core.pipeline import chunk_documents, index_run, load_chunk_run, run_key, text_only_run_key
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun, IndexedRun
 from core.services import Services
 from core.store.embeddings import read_extent, unread_share
 from core.store.lexical import lexical_tokens
@@ -65,7 +58,7 @@ def check_spec_count(specs: Sequence[str], limit: int | None) -> None:
 @dataclass
 class ChunkerResult:
     spec: str
-    run: ChunkRun | None = None
+    run: ChunkedRun | None = None
     indexed: IndexedRun | None = None
     error: str | None = None
     seconds: float = 0.0
@@ -255,7 +248,7 @@ class _Chunked:
     """One spec's chunk run (None: not in the workspace, with `cached_only`) or its error, the seconds it took
     and the LLM calls it made (chunking is where a chunker calls the LLM, one spec at a time)."""
 
-    run: ChunkRun | None
+    run: ChunkedRun | None
     seconds: float
     llm_calls: int = 0
     error: str | None = None
@@ -316,7 +309,7 @@ class RunQuery:
     store, embedder and CNM backend. A run is never changed in place: chunking again or editing CNM tags
     (`apply_cnm_edits`) makes a new ChunkerResult with a new run and collection, which starts without one."""
 
-    run: ChunkRun
+    run: ChunkedRun
     collection: str
     parts: tuple[Any, Any, Any]  # (store, embedder, llm) of the services it was built with
     retrieval: RetrievalSettings

@@ -10,9 +10,10 @@ from core.infra.jsonio import loads_checked
 from core.methods.chop.accuracy import CnmAccuracy, cnm_accuracy, gold_of
 from core.methods.chop.cnm import cnm_backend_of
 from core.methods.chop.edits import CnmEdit, apply_edits, edits_digest, import_tags
-from core.pipeline import ChunkRun, index_run
+from core.pipeline import index_run
 from core.schema.chunks import Chunk
 from core.schema.documents import documents_by_id
+from core.schema.runs import ChunkedRun
 from core.services import Services
 from core.store.routing import document_titles
 from core.workbench.corpus import Corpus
@@ -37,7 +38,7 @@ def apply_cnm_edits(services: Services, corpus: Corpus, result: ChunkerResult,
     assert result.run is not None
     chunks, changed = apply_edits(result.run.chunks, edits, cnm_backend_of(services))
     identity = f"{result.run.identity}:edits={edits_digest(edits)}"
-    run = ChunkRun(result.spec, identity, chunks, result.run.traces, 0.0, False, result.run.chunker)
+    run = ChunkedRun(result.spec, identity, chunks, result.run.traces, 0.0, False, result.run.chunker)
     started = time.perf_counter()
     indexed = index_run(run, corpus.documents, services.embedder, services.store, lexical=services.lexical)
     return ChunkerResult(result.spec, run, indexed, seconds=time.perf_counter() - started,

@@ -21,9 +21,10 @@ from core.chunkers.peers.spans import Overlap, place_chunks
 from core.chunkers.registry import REGISTRY, make_chunker
 from core.evaluation.fidelity import altered_chunks_share, dropped_chars_share, fidelity_fields
 from core.infra.errors import ConfigError
-from core.pipeline import ChunkRun, chunk_documents
+from core.pipeline import chunk_documents
 from core.schema.chunks import check_spans as core_check_spans
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 from core.tokens import count_tokens
 from tests.support.data import ROOT
 from tests.support.offline import OFFLINE_SITE
@@ -205,7 +206,7 @@ REWRAPPED = ("Clean the air fil-\nter every two   weeks.\nRinse it in warm water
              "Press the mode button\n  twice to reach the timer.\n\nDry the fil-\nter in the shade.")
 
 
-def _run(chunker: PeerChunker, docs: list[Document]) -> ChunkRun:
+def _run(chunker: PeerChunker, docs: list[Document]) -> ChunkedRun:
     return chunk_documents(docs, chunker)
 
 

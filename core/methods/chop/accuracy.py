@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from core.evaluation.fields import FieldShow, register_report_fields
 from core.methods.chop.cnm import CNM, PROMPT_EXAMPLE_MODELS
 from core.methods.chop.rules import models_match
-from core.pipeline import ChunkRun
 from core.schema.chunks import Chunk
 from core.schema.documents import Document, documents_by_id
+from core.schema.runs import ChunkedRun
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ ACCURACY_SHOWS = [
 
 
 @register_report_fields(shows=ACCURACY_SHOWS)
-def accuracy_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | int | None]:
+def accuracy_fields(documents: Sequence[Document], run: ChunkedRun) -> dict[str, float | int | None]:
     """`cnm_category_accuracy`, `cnm_model_accuracy`, `cnm_empty_rate`, `cnm_<part>_right/_wrong/_unknown` (None
     where there are no tags or no gold) and `cnm_copy_rate` (None where there are no tags)."""
     acc = cnm_accuracy(run.chunks, documents)

@@ -26,9 +26,9 @@ from core.infra.stopping import check_stop
 from core.llm.base import LLMError
 from core.methods.chop.cnm import TITLE_PREFIX, CnmResult, DecisionResult, cnm_backend_of, prefix_text
 from core.methods.chop.policy import CnmPolicy, store_metadata
-from core.pipeline import ChunkRun
 from core.schema.chunks import Chunk, Chunking
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 from core.store.routing import TitleRoute
 
 #: how continuity is judged: each window against the one before (`pairs`) or against the current run's first (`anchor`)
@@ -88,8 +88,8 @@ class ChopChunker(Chunker):
             self._learned = learned(self._library)
         return self._learned
 
-    def taught(self, run: ChunkRun, documents: Sequence[Document],
-               examples: Mapping[str, Mapping[str, str]]) -> ChunkRun:
+    def taught(self, run: ChunkedRun, documents: Sequence[Document],
+               examples: Mapping[str, Mapping[str, str]]) -> ChunkedRun:
         """`run` with hand corrections of some manuals' tags carried to the whole library (`family.teach`): a new
         run, named apart from the untaught one so neither cache mixes them."""
         from core.methods.chop.family import teach

@@ -58,9 +58,9 @@ DISTINCT = 3.0
 
 
 @dataclass(frozen=True)
-class Run:
-    """Chunks sharing one tag within one manual: a run (from a cut to the next) or, where a run of a joined stream
-    crosses into the next manual, its part in each manual."""
+class TagRun:
+    """Chunks sharing one tag within one manual (not a chunker's run, `core.schema.runs`): a run (from a cut to the
+    next) or, where a run of a joined stream crosses into the next manual, its part in each manual."""
     start: int  # index of its first chunk
     doc_id: str  # the manual: the document, or in a joined stream the source document under the chunks' midpoints
     title: str
@@ -80,11 +80,11 @@ class Change:
     why: str
 
 
-def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[Run]:
+def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[TagRun]:
     """Every run of a CHOP chunk list, in order, cut also where a manual begins inside a run, each with its manual
     (by the chunk's midpoint, as the gold tags are read) and that manual's title."""
     docs = documents_by_id(documents)
-    out: list[Run] = []
+    out: list[TagRun] = []
     previous = None
     for i, c in enumerate(chunks):
         manual = manual_of(c, docs)
@@ -93,7 +93,7 @@ def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[Run]
             doc = docs.get(c.doc_id)
             seg = next((s for s in doc.segments if s.doc_id == manual), None) if doc is not None else None
             title = seg.title if seg else (doc.title if doc else "")
-            out.append(Run(i, manual, title or "", cnm, c.meta.get("cnm_sources") or {}, split=not starts))
+            out.append(TagRun(i, manual, title or "", cnm, c.meta.get("cnm_sources") or {}, split=not starts))
         previous = manual
     return out
 
@@ -224,7 +224,7 @@ def _overlap(a: str, b: str) -> int:
     return len(set(_fold(_words(a))) & set(_fold(_words(b))))
 
 
-def _title_category(run: Run) -> str | None:
+def _title_category(run: TagRun) -> str | None:
     return run.cnm.category if run.sources.get("category") in _TITLE_SOURCES else None
 
 
@@ -301,7 +301,7 @@ def manual_texts(documents: Sequence[Document]) -> dict[str, str]:
 class _Family:
     """What a proposal knows of the library beside its runs: each manual's first run (what its title said), its
     title, its text and word counts (counted when first needed), and the corrected categories with their reach."""
-    first: Mapping[str, Run]
+    first: Mapping[str, TagRun]
     titles: Mapping[str, str]
     texts: Mapping[str, str]
     vocab: dict[str, Counter[str]]
@@ -309,7 +309,7 @@ class _Family:
     reaches: Mapping[str, Reach]
 
     @classmethod
-    def of(cls, runs: Sequence[Run], documents: Sequence[Document],
+    def of(cls, runs: Sequence[TagRun], documents: Sequence[Document],
            examples: Mapping[str, Mapping[str, str | None]]) -> _Family:
         texts = manual_texts(documents)
         vocab: dict[str, Counter[str]] = {}
@@ -322,7 +322,7 @@ class _Family:
             self.vocab[manual] = word_counts(self.texts.get(manual, ""))
         return self.vocab[manual]
 
-    def category_for(self, run: Run, typed: str | None, named: str | None, new: dict[str, str | None],
+    def category_for(self, run: TagRun, typed: str | None, named: str | None, new: dict[str, str | None],
                      why: dict[str, str]) -> None:
         """The family's category for `run`, from the example whose title is nearest its own, unless the run's
         manual states a product type of its own in its title that the example's manual did not: `typed`, read

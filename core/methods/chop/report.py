@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from core.evaluation.fields import FieldShow, register_report_fields
 from core.methods.chop.continuity import BoundaryScores, score_boundaries
-from core.pipeline import ChunkRun
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 
 
 @register_report_fields(shows=[FieldShow("boundary_f1", "boundary F1", better="max", rank=10, headline=True)])
-def boundary_metrics(documents: Sequence[Document], run: ChunkRun) -> dict[str, float | None]:
+def boundary_metrics(documents: Sequence[Document], run: ChunkedRun) -> dict[str, float | None]:
     """Precision / recall / F1 of FALSE continuity decisions against the true joins (None where no run made
     decisions over a joined stream)."""
     streams = [d for d in documents if d.joins]

@@ -8,8 +8,8 @@ from typing import Any
 
 from core.evaluation.fields import FieldShow, register_report_fields
 from core.methods.lgmgc.chunker import split_statistics
-from core.pipeline import ChunkRun
 from core.schema.documents import Document
+from core.schema.runs import ChunkedRun
 
 
 @register_report_fields(shows=[
@@ -17,7 +17,7 @@ from core.schema.documents import Document
     FieldShow("forward_passes", "forward passes", place="cost", rank=11, markdown=False,
               shown_when=lambda r: bool(r.get("forward_passes"))),
 ])
-def scoring_fields(documents: Sequence[Document], run: ChunkRun) -> dict[str, Any]:
+def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
     traces = list(run.traces.values())
     passes = sum(t.get("forward_passes", 0) for t in traces)
     # a cold run costs one forward pass per scored window; `forward_passes` counts the passes this process ran
