@@ -135,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             retrieval = RetrievalSettings(base.mode, base.fusion, base.lexical_weight, rerank="maxsim" if w else "none",
                                           rerank_depth=args.depth, rerank_weight=w or 1.0)
             report = bench_dataset(dataset, set_specs, BenchOptions([1, 5, 10], qualify, join, retrieval), services)
-            for result in report["results"].values():
-                result.pop("top1_sources", None)  # the bulk of a report, not read here
-            reports[set_name][label(w)] = report
+            reports[set_name][label(w)] = report.without_sources().to_json()  # the bulk of a report, not read here
     study = {"command": "python -m bench.rerank " + " ".join(argv if argv is not None else sys.argv[1:]),
              "depth": args.depth, "chunkers": specs, "reports": reports}
     study["choice"] = choose(reports)

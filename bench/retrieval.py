@@ -543,7 +543,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, kwargs in grid:
             print(f"{set_name}: {label}", file=sys.stderr, flush=True)
             options = BenchOptions(ks, qualify, False, retrieval=RetrievalSettings(**kwargs))
-            reports[set_name][label] = bench_dataset(dataset, specs, options, services)
+            # the per-question sources are the bulk of a report: left out here
+            reports[set_name][label] = bench_dataset(dataset, specs, options, services).without_sources().to_json()
         print("\n".join(_set_table(set_name, reports[set_name])))
     choice = choose_weights(reports)
     for fusion, best in choice["best"].items():
@@ -551,10 +552,6 @@ def main(argv: list[str] | None = None) -> int:
               f"(mean MRR@10 over every set and chunker {best['mean_mrr@10']:.3f})")
     print(f"dense: {choice['means']['dense']:.3f}, bm25: {choice['means']['bm25']:.3f}")
     if args.out:
-        for per_setting in reports.values():  # the per-question sources are the bulk of a report: left out here
-            for report in per_setting.values():
-                for result in report["results"].values():
-                    result.pop("top1_sources", None)
         command = "python -m bench.retrieval " + " ".join(argv if argv is not None else sys.argv[1:])
         write_study(args.out, {"command": command, "long_text": args.long_text, "chunkers": specs,
                                "choice": choice, "reports": reports})

@@ -103,7 +103,7 @@ if st.button("Run benchmark", type="primary", disabled=not specs):
 report = st.session_state.get("bench_report")
 if not report:
     st.stop()
-view = BenchReport(report)
+view = BenchReport.of(report)
 if capped := question_cap_line(report):
     st.info(md_escape(capped))
 st.caption("Retrieval: " + ", ".join(f"{k} {v}" for k, v in (view.retrieval or {"mode": "dense"}).items()

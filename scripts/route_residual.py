@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     quiet_libraries()
     specs = [s for s in args.chunkers.split(",") if s]
-    services = build_services(Settings(embedder=args.embedder, llm=args.llm), needs=needs_of(specs))
+    services = build_services(Settings(embedder=args.embedder, cnm_backend=args.llm), needs=needs_of(specs))
     results: dict[str, Any] = {}
     default = TitleRoute.residual
     try:
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                 for residual in (True, False):
                     TitleRoute.residual = residual
                     options = BenchOptions([1, 3, 10], True, False, RetrievalSettings(mode))
-                    report = bench_dataset(dataset, specs, options, services)
+                    report = bench_dataset(dataset, specs, options, services).to_json()
                     for spec, r in report["results"].items():
                         row = {m: r[m] for m in METRICS} | {"retrieval_applied": r["retrieval_applied"]}
                         side = "residual" if residual else "whole question"

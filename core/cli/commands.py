@@ -17,6 +17,8 @@ from core.infra.errors import ChunkLensError
 if TYPE_CHECKING:  # tqdm is imported when the first bar is drawn
     from tqdm import tqdm
 
+    from core.evaluation.results import BenchReport
+
 
 class _Bars:
     """tqdm bars on stderr, one per stage, closed when the stage completes."""
@@ -47,7 +49,7 @@ def _services(settings, needs: set[str]):
 
     quiet_libraries()
     # the command line is the operator's: its base URLs may receive the server's key (core.infra.keys)
-    keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url, settings.rerank_model])
+    keys = KeyRing.operator([settings.embedder_base_url, settings.model_server_url, settings.rerank_model])
     return build_services(settings, keys, needs=needs)
 
 
@@ -130,17 +132,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 done = prefetch(documents, args.chunkers, services, executor, taught, progress)
             report = bench_dataset(ds, args.chunkers, options, services, progress)
             if done is not None:
-                done.add_llm_use(report)
+                report = report.with_llm_use(done.llm_use)
             if ds.name in sampled:
-                report["question_sample"] = {"scored": len(ds.questions), "of": sampled[ds.name],
-                                             "seed": args.sample_seed, "stratified_by": "document"}
+                report = report.adding("question_sample", {"scored": len(ds.questions), "of": sampled[ds.name],
+                                                           "seed": args.sample_seed, "stratified_by": "document"})
             if done is not None:
-                report["executor"] = {**done.to_json(), "address": args.ray_address or "local instance"}
+                report = report.adding("executor", {**done.to_json(), "address": args.ray_address or "local instance"})
             reports.append(report)
             _print_report(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        payload = reports[0] if len(reports) == 1 else reports
+        payload = reports[0].to_json() if len(reports) == 1 else [r.to_json() for r in reports]
         args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
@@ -158,15 +160,16 @@ def _executor(args: argparse.Namespace):
     return ray_executor(args.ray_address)
 
 
-def _print_report(report: dict) -> None:
+def _print_report(report: BenchReport) -> None:
     """One set's table on stdout and its chunkers' notes on stderr."""
     from core.evaluation.bench import format_table
     from core.schema.chunks import shown_notes
 
     print(format_table(report))
     print()
-    for spec, result in report["results"].items():
-        for line in shown_notes(spec, result.get("chunker_notes") or []):
+    for spec, result in report.results.items():
+        notes = result.get("chunker_notes")
+        for line in shown_notes(spec, [str(n) for n in notes] if isinstance(notes, list) else []):
             print(line, file=sys.stderr)
 
 
@@ -268,14 +271,11 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from core.evaluation.report import load_reports
-    from core.evaluation.results import check_report
     from core.outputs.report_html import render_html
 
     if not args.report.is_file():
         raise ChunkLensError(f"{args.report}: no such file")
-    reports = load_reports(args.report)
-    for i, report in enumerate(reports):
-        check_report(report, str(args.report) if len(reports) == 1 else f"{args.report} (report {i + 1})")
+    reports = load_reports(args.report)  # each checked, an error naming the report of a list
     text = render_html(reports if len(reports) > 1 else reports[0], args.title, args.generated)
     out = args.out or args.report.with_suffix(".html")
     if out.resolve() == args.report.resolve():

@@ -28,7 +28,6 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -44,11 +43,13 @@ from core.evaluation.fields import report_fields, shown_fields
 from core.evaluation.pooling import pool_depth
 from core.evaluation.relevance import evaluate, source_resolver
 from core.evaluation.report import metric_cell, pair_lines, retrieval_phrase
+from core.evaluation.results import BenchReport, ChunkerReport
 from core.evaluation.significance import compare, headline_metrics, intervals
 from core.ingest.datasets import QADataset, joined
 from core.llm.base import ModelUse
 from core.pipeline import ProgressFn, chunk_documents, corpus_fingerprint, index_run
 from core.schema.documents import Document
+from core.schema.hits import Hit
 from core.schema.questions import Question
 from core.schema.runs import IndexedRun
 from core.schema.spans import Span
@@ -81,7 +82,7 @@ class BenchOptions:
 
 
 def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOptions, services: Services,
-                  progress: ProgressFn | None = None, prior: Mapping[str, IndexedRun] | None = None) -> dict[str, Any]:
+                  progress: ProgressFn | None = None, prior: Mapping[str, IndexedRun] | None = None) -> BenchReport:
     """Every chunker in `specs` through the same pipeline and the same evaluation. `prior` holds runs the caller has
     just chunked and indexed over these same documents (the app's guided demo): they are scored as they are, not
     loaded from the caches a second time, and their chunk / embed / index seconds and LLM use are the caller's."""
@@ -90,7 +91,7 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
     context = services.context()
     embedder, store = services.embedder, services.store
     lexical = services.lexical if options.retrieval.uses_lexical else None
-    results: dict[str, Any] = {}
+    results: dict[str, ChunkerReport] = {}
     for spec in specs:
         chunker = make_chunker(spec, context)
         model = ModelUse.start(services.get, chunker.needs)
@@ -109,44 +110,31 @@ def bench_dataset(dataset: QADataset, specs: Sequence[str], options: BenchOption
         memo_key = _memo_key(services, options, data.documents, data.questions, asked.queries, indexed,
                              [spec, chunker.spec])
         t0 = time.perf_counter()
-        fields = _memo_get(memo_key)
-        from_memo = fields is not None
-        if fields is None:
-            scored = score_run(RunToScore(chunker, indexed, model), asked, options, services)
-            fields, query_seconds = scored.fields, scored.query_seconds
-            _memo_put(memo_key, fields)
+        result = _memo_get(memo_key)
+        from_memo = result is not None
+        if result is None:
+            scored = score_run(RunToScore(chunker, indexed, model, spec), asked, options, services)
+            result, query_seconds = scored.result, scored.query_seconds
+            _memo_put(memo_key, result)
         else:
             query_seconds = time.perf_counter() - t0
-        results[spec] = {
-            **fields,
-            "seconds": {"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
-                        "query": query_seconds,
-                        **({"lexical": indexed.lexical_seconds} if lexical is not None else {})},
-            "cached": {"chunks": run.from_cache, "collection": indexed.reused,
-                       **({"lexical": not indexed.lexical_built} if lexical is not None else {})},
-            "scores_cached": from_memo,
-            "vectors_computed": indexed.vectors_computed,
-        }
+        results[spec] = result.with_run(
+            seconds={"chunk": run.seconds, "embed": indexed.embed_seconds, "index": indexed.index_seconds,
+                     "query": query_seconds, **({"lexical": indexed.lexical_seconds} if lexical is not None else {})},
+            cached={"chunks": run.from_cache, "collection": indexed.reused,
+                    **({"lexical": not indexed.lexical_built} if lexical is not None else {})},
+            scores_cached=from_memo, vectors_computed=indexed.vectors_computed)
     has_spans = any(r.start < r.end for q in data.questions for r in q.references)
     headline = headline_metrics(options.ks, has_spans) + (chroma_headline(options.ks) if options.chroma else [])
-    pairs = compare({spec: r["per_question"] for spec, r in results.items()}, headline)
-    return {
-        "dataset": data.name,
-        "embedder": embedder.describe(),
-        "n_documents": len(data.documents),
-        "n_questions": len(data.questions),
-        "k": list(options.ks),
-        **({"protocol": options.protocol, "evidence_cap": EVIDENCE_CAP} if options.chroma else {}),
-        "qualify_queries": options.qualify_queries,
-        "joined": options.join,
-        "store": store.settings.describe(),
-        "retrieval": options.retrieval.describe(),
-        "peer_versions": peer_versions(),
-        "results": results,
-        **({"cnm_examples": sorted(options.cnm_examples)} if options.cnm_examples else {}),
-        "qids": [q.qid for q in data.questions],
-        "pairs": [pair.to_json() for pair in pairs],
-    }
+    pairs = compare({spec: r.per_question for spec, r in results.items()}, headline)
+    return BenchReport(
+        dataset=data.name, embedder=embedder.describe(), n_documents=len(data.documents),
+        n_questions=len(data.questions), k=list(options.ks),
+        protocol=options.protocol if options.chroma else None, evidence_cap=EVIDENCE_CAP if options.chroma else None,
+        qualify_queries=options.qualify_queries, joined=options.join, store=store.settings.describe(),
+        retrieval=options.retrieval.describe(), peer_versions=peer_versions(), results=results,
+        cnm_examples=sorted(options.cnm_examples) if options.cnm_examples else None,
+        qids=[q.qid for q in data.questions], pairs=[pair.to_json() for pair in pairs])
 
 
 @dataclass(frozen=True)
@@ -167,19 +155,21 @@ class AskedSet:
 
 @dataclass(frozen=True)
 class RunToScore:
-    """One chunker's indexed run, and the model it asks (None: it asks none)."""
+    """One chunker's indexed run, the model it asks (None: it asks none) and the spec it was asked for (its result's
+    key in the report; the chunker's own spec when None)."""
 
     chunker: Chunker
     indexed: IndexedRun
     model: ModelUse | None = None
+    spec: str | None = None
 
 
 @dataclass(frozen=True)
 class ScoredRun:
-    """A run's report fields except what describes this particular run's cost (its seconds and caches), and the
-    seconds its questions took."""
+    """A run's result except what describes this particular run's cost (its seconds and caches), and the seconds
+    its questions took."""
 
-    fields: dict[str, Any]
+    result: ChunkerReport
     query_seconds: float
 
 
@@ -207,7 +197,7 @@ def score_run(target: RunToScore, asked: AskedSet, options: BenchOptions, servic
     scores.update(_chroma_scores(refs, retrieved, spans, options.chroma, per_question))
     n = len(parents)
     generated = _answer_scores(options, services, data.questions, asked.queries, hits)
-    return ScoredRun({
+    fields: dict[str, object] = {  # read into the typed result as the report writes it, in the contract's order
         **scores,
         **with_intervals(per_question),
         "per_question": per_question,
@@ -229,11 +219,12 @@ def score_run(target: RunToScore, asked: AskedSet, options: BenchOptions, servic
         "retrieval_applied": dict(applied.most_common()),
         **_judged_depth(data.questions, retrieved, texts, options.ks),
         **generated,
-    }, query_seconds)
+    }
+    return ScoredRun(ChunkerReport.from_json(target.spec or chunker.spec, fields), query_seconds)
 
 
-def _chroma_scores(refs: Sequence[tuple[str, Any]], retrieved: Sequence[Sequence[Span]], spans: Sequence[Span],
-                   chroma: bool, per_question: dict[str, list[float]]) -> dict[str, float]:
+def _chroma_scores(refs: Sequence[tuple[str, Sequence[Span]]], retrieved: Sequence[Sequence[Span]],
+                   spans: Sequence[Span], chroma: bool, per_question: dict[str, list[float]]) -> dict[str, float]:
     """Chroma's Precision_Omega of every question of a set with gold spans (added to `per_question`, so it gets an
     interval like the others) and, under `--protocol chroma`, its `retrieve=-1` figures; returns their means and,
     for the span metrics, their standard deviations (numpy's, as Chroma reports them)."""
@@ -256,7 +247,7 @@ def _chroma_scores(refs: Sequence[tuple[str, Any]], retrieved: Sequence[Sequence
 #: the same collection with the same settings gives the same report, so a second guided demo (or benchmark) of
 #: unchanged runs reads its scores instead of asking 448 questions again. In memory only: a new process (new code)
 #: scores afresh. `scores_cached` in the report says which runs were read.
-_MEMO: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_MEMO: OrderedDict[str, ChunkerReport] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 MEMO_SIZE = 64
 
@@ -303,7 +294,7 @@ def _chunks_digest(indexed: IndexedRun) -> str:
     return h.hexdigest()
 
 
-def _memo_get(key: str) -> dict[str, Any] | None:
+def _memo_get(key: str) -> ChunkerReport | None:
     with _MEMO_LOCK:
         if key not in _MEMO:
             return None
@@ -311,8 +302,8 @@ def _memo_get(key: str) -> dict[str, Any] | None:
         return copy.deepcopy(_MEMO[key])
 
 
-def _memo_put(key: str, scored: dict[str, Any]) -> None:
-    if "answer_f1" in scored:  # a chat model's answers are not kept: asking again is the point
+def _memo_put(key: str, scored: ChunkerReport) -> None:
+    if scored.answer_f1 is not None:  # a chat model's answers are not kept: asking again is the point
         return
     with _MEMO_LOCK:
         _MEMO[key] = copy.deepcopy(scored)
@@ -321,22 +312,22 @@ def _memo_put(key: str, scored: dict[str, Any]) -> None:
 
 
 def _judged_depth(questions: Sequence[Question], retrieved: Sequence[Sequence[Span]], texts: Mapping[str, str],
-                  ks: Sequence[int]) -> dict[str, Any]:
+                  ks: Sequence[int]) -> dict[str, float]:
     """For questions judged by hand (core.ingest.judged: they carry `not_relevant`), the pool depth: the mean
     share of the top k hits their judgments cover (`judged@k`), so an unjudged hit is not taken for a miss. Nothing
     for a set without judged questions."""
     picked = [i for i, q in enumerate(questions) if "not_relevant" in q.extra]
     if not picked:
         return {}
-    out: dict[str, Any] = {"judged_questions": len(picked)}
+    out: dict[str, float] = {"judged_questions": len(picked)}
     for k in ks:
         depths = [pool_depth(retrieved[i], questions[i], texts, k) for i in picked]
         out[f"judged@{k}"] = sum(d.judged / d.shown for d in depths if d.shown) / len(picked)
     return out
 
 
-def _answer_scores(options: BenchOptions, services: Services, questions: Sequence[Any], queries: Sequence[str],
-                   hits: Sequence[Sequence[Any]]) -> dict[str, Any]:
+def _answer_scores(options: BenchOptions, services: Services, questions: Sequence[Question], queries: Sequence[str],
+                   hits: Sequence[Sequence[Hit]]) -> dict[str, float]:
     """Token F1 and ROUGE-L of the chat model's answers from this chunker's top `answer_k`, over the first
     `answers` questions that have a reference answer (nothing when generation is off)."""
     chat = services.chat
@@ -358,14 +349,13 @@ def _answer_scores(options: BenchOptions, services: Services, questions: Sequenc
             "answer_seconds": time.perf_counter() - t0, "answer_k": options.answer_k}
 
 
-def format_table(report: dict[str, Any]) -> str:
+def format_table(report: BenchReport) -> str:
     """A plain-text table of the headline metrics, one row per chunker."""
-    ks = report["k"]
-    chroma = report.get("protocol") == "chroma"  # Chroma's four figures, and its retrieve=-1 three
+    chroma = report.protocol == "chroma"  # Chroma's four figures, and its retrieve=-1 three
     spans = ("span_recall", "span_precision", "span_iou") if chroma else ("span_recall", "span_iou")
-    cols = [f"{m}@{k}" for k in ks for m in ("hit", "mrr", "ndcg", *spans, "wrong_doc")]
+    cols = [f"{m}@{k}" for k in report.ks for m in ("hit", "mrr", "ndcg", *spans, "wrong_doc")]
     cols += ["span_precision_omega", *EVIDENCE_KEYS] if chroma else []
-    results = report["results"]
+    results = report.results
     methods = [show.key for show in shown_fields() if show.command_line and show.place != "fidelity"]
     fidelity = [show.key for show in shown_fields("fidelity") if show.command_line]
     extra = [c for c in ("llm_calls", *methods, "answer_f1", "answer_rouge_l", *fidelity)
@@ -373,20 +363,24 @@ def format_table(report: dict[str, Any]) -> str:
     header = ["chunker", "chunks", "tokens", *cols, *extra, "chunk s", "embed s", "index s", "query s"]
     rows = []
     for name, r in results.items():
-        s = r["seconds"]
-        rows.append([name, str(r["n_chunks"]), f"{r['mean_chunk_tokens']:.0f}",
-                     *[metric_cell(r, c) if c.startswith(("hit", "mrr")) else
-                       ("-" if r.get(c) is None else f"{r[c]:.3f}") for c in cols],
-                     *["-" if r.get(c) is None else f"{r[c]:.3g}" for c in extra],
+        s = r.seconds
+        rows.append([name, str(r.n_chunks), f"{r.mean_chunk_tokens:.0f}",
+                     *[metric_cell(r, c) if c.startswith(("hit", "mrr")) else _number_cell(r.get(c), ".3f")
+                       for c in cols],
+                     *[_number_cell(r.get(c), ".3g") for c in extra],
                      f"{s['chunk']:.1f}", f"{s['embed']:.1f}", f"{s['index']:.1f}", f"{s['query']:.2f}"])
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents, "
-             f"embedder {report['embedder']}, retrieval {retrieval_phrase(report)}"
-             + (", product-qualified queries" if report["qualify_queries"] else "")]
+    lines = [f"{report.dataset}: {report.n_questions} questions, {report.n_documents} documents, "
+             f"embedder {report.embedder}, retrieval {retrieval_phrase(report)}"
+             + (", product-qualified queries" if report.qualify_queries else "")]
     for row in [header, *rows]:
         lines.append("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
     for name, r in results.items():  # what a retrieval policy did with the questions, said plainly
-        if r.get("retrieval_applied"):
-            lines.append(f"{name}: " + ", ".join(f"{what} {n}" for what, n in r["retrieval_applied"].items()))
+        if r.retrieval_applied:
+            lines.append(f"{name}: " + ", ".join(f"{what} {n}" for what, n in r.retrieval_applied.items()))
     lines += [line.replace("`", "") for line in pair_lines(report)]
     return "\n".join(lines)
+
+
+def _number_cell(value: object, spec: str) -> str:
+    return "-" if value is None else format(value, spec)

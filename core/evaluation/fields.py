@@ -5,20 +5,30 @@ guided demo's, the HTML report's) draws those columns from here, so no generic t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, Protocol, overload
 
+from core.infra.jsonio import JsonObject, JsonValue
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
 
-#: report_fields(documents, run) -> extra fields of one chunker's result in a bench report
-ReportFields = Callable[[Sequence[Document], ChunkedRun], dict[str, Any]]
+#: report_fields(documents, run) -> extra fields of one chunker's result in a bench report (JSON values)
+ReportFields = Callable[[Sequence[Document], ChunkedRun], Mapping[str, JsonValue]]
 #: which way a column is better ("" for a cost or a count that is neither)
 Better = Literal["max", "min", ""]
 #: where a column sits among the generic ones: a method's cost (after the wall time), its quality (after the LLM
 #: use), or what a chunker did to the text (last)
 Place = Literal["cost", "quality", "fidelity"]
+#: one cell of a table: a count, a share, a name, a flag, or empty
+Cell = str | int | float | bool | None
+
+
+class Result(Protocol):
+    """What a column reads a field from: one chunker's result, typed (`core.evaluation.results.ChunkerReport`) or
+    as its JSON object (a dict), either by `get(key)`."""
+
+    def get(self, key: str, /) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -37,12 +47,12 @@ class FieldShow:
     headline: bool = False
     command_line: bool = True
     markdown: bool = True
-    shown_when: Callable[[dict[str, Any]], bool] | None = None
+    shown_when: Callable[[Result], bool] | None = None
 
-    def value(self, result: dict[str, Any]) -> Any:
+    def value(self, result: Result) -> object:
         return result.get(self.key)
 
-    def wanted_by(self, result: dict[str, Any]) -> bool:
+    def wanted_by(self, result: Result) -> bool:
         return self.shown_when(result) if self.shown_when else result.get(self.key) is not None
 
 
@@ -55,8 +65,15 @@ class _FieldSet:
 _FIELD_SETS: list[_FieldSet] = []
 
 
+@overload
+def register_report_fields(fn: ReportFields, *, shows: Sequence[FieldShow] = ()) -> ReportFields: ...
+@overload
+def register_report_fields(fn: None = None, *,
+                           shows: Sequence[FieldShow] = ()) -> Callable[[ReportFields], ReportFields]: ...
+
+
 def register_report_fields(fn: ReportFields | None = None, *,
-                           shows: Sequence[FieldShow] = ()) -> Any:
+                           shows: Sequence[FieldShow] = ()) -> ReportFields | Callable[[ReportFields], ReportFields]:
     """Decorator for a method's report fields, bare or with the columns they show (`shows`). Every bench result
     carries them, for every chunker (None or 0 where they do not apply), so the report's keys do not depend on
     which chunkers ran."""
@@ -67,23 +84,27 @@ def register_report_fields(fn: ReportFields | None = None, *,
     return add(fn) if fn is not None else add
 
 
-def report_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
+def report_fields(docs: Sequence[Document], run: ChunkedRun) -> JsonObject:
     """Every registered method's report fields for one chunk run."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for s in _FIELD_SETS:
         out.update(s.compute(docs, run))
     return out
 
 
-def headline_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
+def headline_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Cell]:
     """The headline fields of one chunk run by label (boundary F1), computing only the methods that have one: for
-    a table drawn before the run is scored."""
-    out: dict[str, Any] = {}
+    a table drawn before the run is scored. A table cell holds one value: a list or an object shows as its text."""
+    out: dict[str, Cell] = {}
     for s in _FIELD_SETS:
         if any(show.headline for show in s.shows):
             values = s.compute(docs, run)
-            out.update({show.label: show.value(values) for show in s.shows if show.headline})
+            out.update({show.label: _cell(values.get(show.key)) for show in s.shows if show.headline})
     return out
+
+
+def _cell(value: JsonValue) -> Cell:
+    return str(value) if isinstance(value, list | dict) else value
 
 
 def shown_fields(place: Place | None = None) -> list[FieldShow]:

@@ -7,36 +7,37 @@ chosen results of several reports in one table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from core.evaluation.agreement import agreement_table
 from core.evaluation.embedder_choice import study_table
 from core.evaluation.fields import FieldShow, Place, shown_fields
 from core.evaluation.published import load_published, per_corpus_lines, published_table
+from core.evaluation.results import BenchReport, ChunkerReport
 from core.evaluation.verdicts import better_first, gain
 from core.infra.errors import ChunkLensError
 from core.infra.jsonio import loads_checked
 
+#: a column beyond the metrics: its value in one result (None: nothing to show)
+Extra = Callable[[ChunkerReport], object]
 #: the generic cost and answer columns, in three runs between which the methods' columns go (`extras`)
-WALL = {"wall s": lambda r: sum(r["seconds"].values())}
-LLM_USE = {
-    "llm calls": lambda r: r.get("llm_calls") or None,
-    "llm tokens in / out": lambda r: (f"{r['llm_tokens_in']:,} / {r['llm_tokens_out']:,}"
-                                      if r.get("llm_calls") else None),
-    "chunk s": lambda r: r["seconds"]["chunk"] if r.get("llm") else None,  # runs with a CNM backend
+WALL: dict[str, Extra] = {"wall s": lambda r: sum(r.seconds.values())}
+LLM_USE: dict[str, Extra] = {
+    "llm calls": lambda r: r.llm_calls or None,
+    "llm tokens in / out": lambda r: f"{r.llm_tokens_in:,} / {r.llm_tokens_out:,}" if r.llm_calls else None,
+    "chunk s": lambda r: r.seconds["chunk"] if r.llm else None,  # runs with a CNM backend
 }
-ANSWERS = {
-    "answer F1": lambda r: r.get("answer_f1"),
-    "answer ROUGE-L": lambda r: r.get("answer_rouge_l"),
-    "answer calls": lambda r: r.get("answer_calls") if "answer_f1" in r else None,
-    "answer tokens in / out": lambda r: (f"{r['answer_tokens_in']:,} / {r['answer_tokens_out']:,}"
-                                         if "answer_tokens_in" in r else None),
-    "answer s": lambda r: r.get("answer_seconds"),
-    "unread by embedder": lambda r: r.get("unread_share") or None,  # shown where some text goes unread
+ANSWERS: dict[str, Extra] = {
+    "answer F1": lambda r: r.answer_f1,
+    "answer ROUGE-L": lambda r: r.answer_rouge_l,
+    "answer calls": lambda r: r.answer_calls if r.holds("answer_f1") else None,
+    "answer tokens in / out": lambda r: (f"{r.answer_tokens_in:,} / {r.answer_tokens_out:,}"
+                                         if r.holds("answer_tokens_in") else None),
+    "answer s": lambda r: r.answer_seconds,
+    "unread by embedder": lambda r: r.unread_share or None,  # shown where some text goes unread
 }
-Extra = Callable[[dict[str, Any]], Any]
 
 
 def _shows(place: Place) -> list[FieldShow]:
@@ -52,7 +53,9 @@ def extras() -> dict[str, Extra]:
             **{s.label: s.value for s in _shows("fidelity")}}
 
 
-def load_reports(path: Path) -> list[dict[str, Any]]:
+def load_reports(path: Path) -> list[BenchReport]:
+    """The bench reports of a file (one, or a list of them), each checked (`BenchReport.from_json`; an error names
+    the file, and which report of a list)."""
     try:
         data = loads_checked(Path(path).read_bytes())
     except (OSError, ValueError) as exc:  # ValueError: also JSON nested too deeply to parse
@@ -60,10 +63,11 @@ def load_reports(path: Path) -> list[dict[str, Any]]:
     reports = data if isinstance(data, list) else [data]
     if not all(isinstance(r, dict) and "results" in r and "k" in r for r in reports):
         raise ChunkLensError(f"{path}: not a bench report (no 'results')")
-    return reports
+    return [BenchReport.from_json(r, str(path) if len(reports) == 1 else f"{path} (report {i + 1})")
+            for i, r in enumerate(reports)]
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -71,7 +75,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def metric_cell(result: dict[str, Any], column: str, digits: int = 3) -> str:
+def metric_cell(result: ChunkerReport, column: str, digits: int = 3) -> str:
     """A metric's value, with its 95 % interval when the report has one: "0.536 [0.41, 0.66]"."""
     value, bounds = result.get(column), result.get(f"{column}_ci95")
     if not isinstance(value, float) or not isinstance(bounds, list) or len(bounds) != 2:
@@ -79,10 +83,10 @@ def metric_cell(result: dict[str, Any], column: str, digits: int = 3) -> str:
     return f"{value:.{digits}f} [{bounds[0]:.2f}, {bounds[1]:.2f}]"
 
 
-def pair_lines(report: dict[str, Any]) -> list[str]:
+def pair_lines(report: BenchReport) -> list[str]:
     """The report's paired comparisons said plainly: which chunker is reliably ahead of which on each headline
     metric (a paired sign-flip test, Holm-corrected, p < 0.05), and how many pairs are too close to call."""
-    pairs = report.get("pairs") or []
+    pairs = report.pairs or []
     if not pairs:
         return []
     lines = []
@@ -100,17 +104,17 @@ def pair_lines(report: dict[str, Any]) -> list[str]:
             *lines]
 
 
-def _extra(name: str, get: Extra, result: dict[str, Any]) -> str:
+def _extra(name: str, get: Extra, result: ChunkerReport) -> str:
     value = get(result)
     return f"{value:.1f}" if name in ("wall s", "answer s", "chunk s") and value is not None else _cell(value)
 
 
-def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
+def _columns(results: Sequence[ChunkerReport], metrics: Sequence[str],
              ks: Sequence[int]) -> tuple[list[str], dict[str, Extra]]:
     """The metric@k columns, which every result must carry, and the extra columns (`extras`) any of them calls
     for: a registered field's own rule (`FieldShow.wanted_by`), else a value there."""
     columns = [f"{m}@{k}" for m in metrics for k in ks]
-    missing = sorted({c for r in results for c in columns if c not in r})
+    missing = sorted({c for r in results for c in columns if not r.holds(c)})
     if missing:
         raise ChunkLensError(f"the report has no {', '.join(missing)}")
     rules = {show.label: show.wanted_by for show in shown_fields() if show.markdown}
@@ -119,7 +123,7 @@ def _columns(results: Sequence[dict[str, Any]], metrics: Sequence[str],
     return columns, shown
 
 
-def rerank_phrase(retrieval: dict[str, Any]) -> str:
+def rerank_phrase(retrieval: Mapping[str, object]) -> str:
     """", reranked by ... (top N, weight W)" for a `RetrievalSettings.describe()` record with a reranker, else ""."""
     if retrieval.get("rerank", "none") == "none":
         return ""
@@ -127,30 +131,29 @@ def rerank_phrase(retrieval: dict[str, Any]) -> str:
             f"weight {retrieval.get('rerank_weight', 1.0):g})")
 
 
-def retrieval_phrase(report: dict[str, Any]) -> str:
+def retrieval_phrase(report: BenchReport) -> str:
     """How a report's chunkers were searched, in a few words: the mode, and the second stage if there was one."""
-    retrieval = report.get("retrieval", {})
-    return retrieval.get("mode", "dense") + rerank_phrase(retrieval)
+    return str(report.retrieval.get("mode", "dense")) + rerank_phrase(report.retrieval)
 
 
-def markdown_table(report: dict[str, Any], metrics: Sequence[str], ks: Sequence[int] | None = None) -> str:
+def markdown_table(report: BenchReport, metrics: Sequence[str], ks: Sequence[int] | None = None) -> str:
     """One row per chunker: parents, children, mean parent tokens, each metric@k, then cost columns that
     carry information in this report (wall seconds always)."""
-    results = report["results"]
-    columns, extra_columns = _columns(list(results.values()), metrics, list(ks or report["k"]))
+    results = report.results
+    columns, extra_columns = _columns(list(results.values()), metrics, list(ks or report.ks))
     header = ["chunker", "chunks", "children", "tokens", *columns, *extra_columns]
     retrieval = retrieval_phrase(report)
-    lines = [f"{report['dataset']}: {report['n_questions']} questions, {report['n_documents']} documents"
-             + (" joined into one stream" if report.get("joined") else "")
-             + f", embedder {report['embedder']}, retrieval {retrieval}"
-             + (", product-named questions" if report.get("qualify_queries") else ""), "",
+    lines = [f"{report.dataset}: {report.n_questions} questions, {report.n_documents} documents"
+             + (" joined into one stream" if report.joined else "")
+             + f", embedder {report.embedder}, retrieval {retrieval}"
+             + (", product-named questions" if report.qualify_queries else ""), "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, r in results.items():
-        row = [f"`{name}`", str(r["n_chunks"]), str(r.get("n_children") or "-"), f"{r['mean_chunk_tokens']:.0f}",
+        row = [f"`{name}`", str(r.n_chunks), str(r.n_children or "-"), f"{r.mean_chunk_tokens:.0f}",
                *[metric_cell(r, c) for c in columns], *[_extra(e, get, r) for e, get in extra_columns.items()]]
         lines.append("| " + " | ".join(row) + " |")
     if any(r.get("per_corpus") for r in results.values()):  # `bench --protocol chroma`
-        lines += ["", *per_corpus_lines(results, columns)]
+        lines += ["", *per_corpus_lines({spec: r.to_json() for spec, r in results.items()}, columns)]
     if pairs := pair_lines(report):
         lines += ["", pairs[0], "", *[f"- {line}" for line in pairs[1:]]]
     return "\n".join(lines)
@@ -163,21 +166,21 @@ def comparison_table(folder: Path, rows: Sequence[dict[str, str]], metrics: Sequ
     picked = []
     for row in rows:
         report = load_reports(Path(folder) / row["report"])[0]
-        if row["chunker"] not in report["results"]:
+        if row["chunker"] not in report.results:
             raise ChunkLensError(f"{row['report']} has no result for '{row['chunker']}'")
-        picked.append((row["label"], row["chunker"], report["results"][row["chunker"]]))
+        picked.append((row["label"], row["chunker"], report.results[row["chunker"]]))
     columns, extra_columns = _columns([r for *_, r in picked], metrics, ks)
     header = ["run", "chunker", "chunks", *columns, *extra_columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, name, r in picked:
-        cells = [label, f"`{name}`", str(r["n_chunks"]), *[metric_cell(r, c) for c in columns],
+        cells = [label, f"`{name}`", str(r.n_chunks), *[metric_cell(r, c) for c in columns],
                  *[_extra(e, get, r) for e, get in extra_columns.items()]]
         lines.append("| " + " | ".join(cells) + " |")
     for name in dict.fromkeys(row["report"] for row in rows):  # each report's tests among the rows shown
         shown = {row["chunker"] for row in rows if row["report"] == name}
         report = load_reports(Path(folder) / name)[0]
-        among = [p for p in report.get("pairs") or [] if p["a"] in shown and p["b"] in shown]
-        if pairs := pair_lines({**report, "pairs": among}):
+        among = [p for p in report.pairs or [] if p["a"] in shown and p["b"] in shown]
+        if pairs := pair_lines(dataclasses.replace(report, pairs=among)):
             lines += ["", f"{pairs[0][:-1]}, `{name}`:", "", *[f"- {line}" for line in pairs[1:]]]
     return "\n".join(lines)
 
@@ -202,13 +205,14 @@ def render_results(folder: Path) -> str:
         if s.get("kind") == "embedder_choice":  # bench/embedder_choice.py: two embedders, paired per question
             out += [study_table(loads_checked((Path(folder) / s["study"]).read_bytes())), ""]
         if s.get("kind") == "published":  # a paper's published rows beside this report's (core.evaluation.published)
-            out += [published_table(load_reports(Path(folder) / s["report"])[0],
+            out += [published_table(load_reports(Path(folder) / s["report"])[0].to_json(),
                                     load_published(Path(folder) / s["published"]), max(s["k"])), ""]
         if "rows" in s:  # several runs side by side
             out += [comparison_table(Path(folder), s["rows"], metrics, s["k"]), ""]
         for report in load_reports(Path(folder) / s["report"]) if "report" in s else []:
             if "pair_metrics" in s:  # only these metrics' paired tests (their p-values as the report holds them)
-                report = {**report, "pairs": [p for p in report.get("pairs") or [] if p["metric"] in s["pair_metrics"]]}
+                report = dataclasses.replace(report, pairs=[p for p in report.pairs or []
+                                                            if p["metric"] in s["pair_metrics"]])
             out += [markdown_table(report, metrics, s.get("k")), ""]
         if s.get("notes"):
             out += [s["notes"], ""]

@@ -89,7 +89,7 @@ def _cell(value: Any, digits: int = 3) -> str:
 
 
 def _retrieval(report: BenchReport) -> str:
-    return report.retrieval_in_words or retrieval_phrase(report.to_json())
+    return report.retrieval_in_words or retrieval_phrase(report)
 
 
 # --- tables ------------------------------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def _at(metric: Metric, k: int) -> Callable[[ChunkerReport], float | None]:
 
 
 def _cell_of(metric: str) -> Callable[[ChunkerReport], str]:
-    return lambda r: metric_cell(r.to_json(), metric)
+    return lambda r: metric_cell(r, metric)
 
 
 def _stage_seconds(stage: str) -> Callable[[ChunkerReport], float]:
@@ -149,7 +149,7 @@ def _settings_table(report: BenchReport, generated: str | None) -> str:
             ("embedder", report.embedder or "–"), ("retrieval", _retrieval(report)),
             ("retrieval settings", details or "–")]
     if retrieval.get("lexical"):
-        rows.append(("lexical index", retrieval["lexical"]))
+        rows.append(("lexical index", str(retrieval["lexical"])))
     if generated:
         rows.append(("generated", generated))
     cells = []
@@ -221,7 +221,7 @@ def _interval_table(report: BenchReport) -> str:
 
 
 def _pair_list(report: BenchReport) -> str:
-    lines = pair_lines(report.to_json())
+    lines = pair_lines(report)
     if not lines:
         return ""
     items = "".join(f"<li>{escape(line.replace('`', ''))}</li>" for line in lines[1:])

@@ -66,9 +66,10 @@ def benchmark(services: Services, dataset: QADataset, specs: Sequence[str], ks: 
     prior = {s: r.indexed for s, r in (done or {}).items() if r.ok and r.indexed is not None}
     chosen = capped_questions(dataset.questions, max_questions)
     if len(chosen) == len(dataset.questions):
-        return bench_dataset(dataset, specs, options, services, progress, prior)
+        return bench_dataset(dataset, specs, options, services, progress, prior).to_json()
     report = bench_dataset(dataclasses.replace(dataset, questions=chosen), specs, options, services, progress, prior)
-    return {**report, "question_cap": {"scored": len(chosen), "of": len(dataset.questions), "cap": max_questions}}
+    cap: JsonObject = {"scored": len(chosen), "of": len(dataset.questions), "cap": max_questions}
+    return report.adding("question_cap", cap).to_json()
 
 
 #: the seed of the cap's choice: the same set under the same cap is scored on the same questions every time

@@ -30,8 +30,8 @@ def test_bench_answers_through_a_real_server_and_reruns_from_the_cache(tmp_path,
                            answer_k=2)
     services = Services(Settings(workspace=str(ws.root)), ws, cached_minilm, store, {"chat": chat},
                         lexical=LexicalStore(ws.lexical))
-    first = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
-    again = bench_dataset(ds, ["naive-500t", "paragraph"], options, services)
+    first = bench_dataset(ds, ["naive-500t", "paragraph"], options, services).to_json()
+    again = bench_dataset(ds, ["naive-500t", "paragraph"], options, services).to_json()
     for spec, r in first["results"].items():
         assert r["answers_scored"] == 2 and r["answer_errors"] == 0 and r["answer_calls"] == 2, spec
         assert 0.0 <= r["answer_f1"] <= 1.0 and 0.0 <= r["answer_rouge_l"] <= 1.0 and r["answer_tokens_out"] > 0

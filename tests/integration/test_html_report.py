@@ -15,7 +15,7 @@ import pytest
 
 import core
 from core.evaluation.report import retrieval_phrase
-from core.evaluation.results import check_report
+from core.evaluation.results import BenchReport, check_report
 from core.infra.errors import ChunkLensError
 from core.outputs.report_html import render_html
 from core.outputs.report_summary import summary_sentences
@@ -73,7 +73,7 @@ def test_the_settings_and_versions_are_shown(report, page):
     settings = page[page.index("<h3>Settings and versions</h3>"):page.index("<h3>Chunkers</h3>")]
     assert f"<th>ChunkLens</th><td>{core.__version__}</td>" in settings
     assert f"<td>{html.escape(report['embedder'])}</td>" in settings
-    assert f"<td>{html.escape(retrieval_phrase(report))}</td>" in settings
+    assert f"<td>{html.escape(retrieval_phrase(BenchReport.of(report)))}</td>" in settings
     assert f"<td>{html.escape(report['dataset'])}</td>" in settings
     assert f"<td>{report['n_questions']} (product-named)</td>" in settings
     assert f"<td>{report['n_documents']} (joined into one stream)</td>" in settings

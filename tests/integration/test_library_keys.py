@@ -72,18 +72,18 @@ def test_each_library_is_chunked_and_indexed_for_its_own_titles(tmp_path, cached
 def test_each_library_gets_its_own_benchmark_figures_and_an_unchanged_one_its_memo(tmp_path, cached_minilm):
     services = services_in(tmp_path, cached_minilm)
     options = BenchOptions([1], retrieval=RetrievalSettings("dense"))
-    a = bench_dataset(A, [ROUTE, "chop"], options, services)["results"]
-    b = bench_dataset(B, [ROUTE, "chop"], options, services)["results"]
+    a = bench_dataset(A, [ROUTE, "chop"], options, services).to_json()["results"]
+    b = bench_dataset(B, [ROUTE, "chop"], options, services).to_json()["results"]
     # A's titles route the X100 question to the camera manual, which holds the answer; B's to the drill manual
     assert a[ROUTE]["hit@1"] == 1.0 and b[ROUTE]["hit@1"] == 0.0
     assert a[ROUTE]["retrieval_applied"] == b[ROUTE]["retrieval_applied"] == {"route": 1}
     # CHOP tags each manual from its title: right against the gold tags under A's titles, wrong under B's
     assert a["chop"]["cnm_category_accuracy"] == 1.0 and b["chop"]["cnm_category_accuracy"] == 0.0
     assert not any(r["scores_cached"] for r in b.values())
-    again = bench_dataset(A, [ROUTE, "chop"], options, services)["results"]
+    again = bench_dataset(A, [ROUTE, "chop"], options, services).to_json()["results"]
     assert all(r["scores_cached"] for r in again.values())
     assert again[ROUTE]["hit@1"] == 1.0 and again["chop"]["cnm_category_accuracy"] == 1.0
     # other gold tags alone (the same titles, texts and chunks) score afresh
     gold = replace(A, documents=[replace(d, cnm={"category": "Toaster"}) for d in A.documents])
-    regraded = bench_dataset(gold, ["chop"], options, services)["results"]["chop"]
+    regraded = bench_dataset(gold, ["chop"], options, services).to_json()["results"]["chop"]
     assert not regraded["scores_cached"] and regraded["cnm_category_accuracy"] == 0.0

@@ -197,8 +197,9 @@ def test_the_renderer_prints_our_rows_and_the_published_ones_beside_them():
 
 def test_the_markdown_table_shows_means_per_corpus_under_it():
     from core.evaluation.report import markdown_table
+    from core.evaluation.results import BenchReport
 
-    text = markdown_table(_report(), ["span_recall"], [5])
+    text = markdown_table(BenchReport.of(_report()), ["span_recall"], [5])
     assert text.index("| `naive-500t:size=250:overlap=125` | 3 |") < text.index("Per corpus")
     assert "| `naive-500t:size=250:overlap=125` | pubmed | 2 | 0.900 [0.80, 1.00] | 0.300 |" in text
 

@@ -107,7 +107,7 @@ def test_every_bench_result_carries_the_cnm_fields(cached_minilm, workspace):
     services = Services(Settings(workspace=str(workspace.root)), workspace, cached_minilm,
                         VectorStore(StoreSettings(path=workspace.chroma)),
                         {"llm": RuleCnm(embedder=cached_minilm)})
-    report = bench_dataset(ds, ["naive-500t", "chop"], BenchOptions([1]), services)["results"]
+    report = bench_dataset(ds, ["naive-500t", "chop"], BenchOptions([1]), services).to_json()["results"]
     assert report["naive-500t"]["cnm_model_accuracy"] is None and report["naive-500t"]["cnm_judged_chunks"] == 0
     assert report["chop"]["cnm_model_accuracy"] == 1.0 and report["chop"]["cnm_empty_rate"] == 0.0
     assert report["chop"]["cnm_judged_chunks"] == report["chop"]["n_chunks"]

@@ -316,7 +316,7 @@ def test_text_splitter_takes_its_markdown_splitter_for_markdown_and_its_offsets_
 
 def test_reports_show_the_fidelity_columns_when_the_report_has_them():
     from core.evaluation.report import markdown_table
-    from core.evaluation.results import RunSummary
+    from core.evaluation.results import BenchReport, RunSummary
 
     def result(dropped, altered):
         return {"hit@1": 0.5, "mrr@1": 0.5, "n_chunks": 3, "mean_chunk_tokens": 40.0,
@@ -325,14 +325,14 @@ def test_reports_show_the_fidelity_columns_when_the_report_has_them():
 
     report = {"dataset": "d", "n_questions": 2, "n_documents": 1, "embedder": "e", "k": [1],
               "results": {"semchunk": result(0.0, 0.25), "recursive": result(0.0, None)}}
-    lines = markdown_table(report, ["hit"]).splitlines()
+    lines = markdown_table(BenchReport.of(report), ["hit"]).splitlines()
     assert lines[2].endswith("| wall s | dropped text | altered chunks |")
     assert lines[4].endswith("| 0.000 | 0.250 |") and lines[5].endswith("| 0.000 | - |")
     older = {**report, "results": {"recursive": result(None, None)}}  # made before the keys: no such columns
-    assert "dropped text" not in markdown_table(older, ["hit"])
+    assert "dropped text" not in markdown_table(BenchReport.of(older), ["hit"])
     own = {**report, "results": {"recursive": result(0.0, None)}}  # no peer, nothing dropped: no column of zeros
-    assert "dropped text" not in markdown_table(own, ["hit"])
+    assert "dropped text" not in markdown_table(BenchReport.of(own), ["hit"])
     own["results"]["recursive"]["dropped_chars_share"] = 0.125
-    assert "| dropped text |" in markdown_table(own, ["hit"])
+    assert "| dropped text |" in markdown_table(BenchReport.of(own), ["hit"])
     row = RunSummary("semchunk", 3, 0, 40.0, 0.0, 0.1, False, 0, 0.0, 0.25).row()
     assert (row["dropped text"], row["altered chunks"]) == (0.0, 0.25)

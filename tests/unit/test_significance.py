@@ -93,19 +93,21 @@ def test_a_bench_report_keeps_per_question_scores_intervals_and_pairs(warm_embed
                         VectorStore(StoreSettings(path=workspace.chroma)), {})
     specs = ["paragraph", "naive-500t", "sentence"]
     report = bench_dataset(dataset, specs, BenchOptions([1, 10], retrieval=RetrievalSettings("dense")), services)
+    written = report.to_json()
     n = len(dataset.questions)
-    assert report["qids"] == [q.qid for q in dataset.questions]
-    for r in report["results"].values():
+    assert report.qids == written["qids"] == [q.qid for q in dataset.questions]
+    for r in written["results"].values():
         assert len(r["per_question"]["hit@1"]) == n and np.mean(r["per_question"]["hit@1"]) == r["hit@1"]
         for metric in ("hit@1", "mrr@10", "wrong_doc@10", "span_recall@10"):
             low, high = r[f"{metric}_ci95"]
             assert low <= r[metric] <= high
-    assert {(p["a"], p["b"]) for p in report["pairs"]} == {("paragraph", "naive-500t"), ("paragraph", "sentence"),
-                                                          ("naive-500t", "sentence")}
-    assert {p["metric"] for p in report["pairs"]} == set(headline_metrics([1, 10], True))
-    assert all(set(p) == {"a", "b", "metric", "diff", "ci95", "p", "p_holm", "significant"} for p in report["pairs"])
+    pairs = written["pairs"]
+    assert {(p["a"], p["b"]) for p in pairs} == {("paragraph", "naive-500t"), ("paragraph", "sentence"),
+                                                ("naive-500t", "sentence")}
+    assert {p["metric"] for p in pairs} == set(headline_metrics([1, 10], True))
+    assert all(set(p) == {"a", "b", "metric", "diff", "ci95", "p", "p_holm", "significant"} for p in pairs)
     assert "Reliably apart" in format_table(report) and "Reliably apart" in markdown_table(report, ["hit"])
-    hit = report["results"]["paragraph"]["hit@1"]
+    hit = report.results["paragraph"].at("hit", 1)
     assert f"{hit:.3f} [" in markdown_table(report, ["hit"])
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from core.evaluation.bench import with_intervals
 from core.evaluation.metric_at import MetricAt
 from core.evaluation.report import pair_lines
+from core.evaluation.results import BenchReport
 from core.evaluation.significance import compare, headline_metrics
 from core.evaluation.verdicts import ahead_of, better_first, closest_gap, gain, interval_rows, pair_matrix
 from core.outputs import figures
@@ -68,7 +69,7 @@ def test_the_gain_is_positive_whichever_side_is_better_and_whichever_way_the_met
         by, low, high = gain(pair)
         assert by == abs(diff) and (low, high) == (abs(diff) - 0.1, abs(diff) + 0.1)
     report = three_chunkers()
-    line = next(line for line in pair_lines(report) if line.startswith("wrong_doc@10"))
+    line = next(line for line in pair_lines(BenchReport.of(report)) if line.startswith("wrong_doc@10"))
     assert "`strong` > `weak` (by 0." in line  # never a negative 'by'
 
 

@@ -4,9 +4,9 @@ logits-guided chunker cut. Zero or None for chunkers that score nothing."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from core.evaluation.fields import FieldShow, register_report_fields
+from core.infra.jsonio import JsonObject
 from core.methods.lgmgc.chunker import split_statistics
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
@@ -17,7 +17,7 @@ from core.schema.runs import ChunkedRun
     FieldShow("forward_passes", "forward passes", place="cost", rank=11, markdown=False,
               shown_when=lambda r: bool(r.get("forward_passes"))),
 ])
-def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
+def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> JsonObject:
     traces = list(run.traces.values())
     passes = sum(t.get("forward_passes", 0) for t in traces)
     # a cold run costs one forward pass per scored window; `forward_passes` counts the passes this process ran
@@ -29,5 +29,5 @@ def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> dict[str, 
         "windows_scored": windows,
         "forward_passes_per_1k_words": 1000 * windows / words if words else None,
         "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
-        "lg_splits": split_statistics(traces),
+        "lg_splits": None if (splits := split_statistics(traces)) is None else dict(splits),
     }
