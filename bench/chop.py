@@ -74,6 +74,7 @@ def openai_path(doc: Any, windows: int, delay: float, concurrency: int, server_u
         stats = backend.stats.to_dict()
     n = len(chunking.chunks)
     segments = chunking.trace["cnm_calls"]
+    assert isinstance(segments, int)  # the chop chunker's trace counts its CNM calls
     ideal = (math.ceil((n - 1) / concurrency) + math.ceil(segments / concurrency)) * delay
     return {"concurrency": concurrency, "windows": n, "calls": int(stats["calls"]), "errors": int(stats["errors"]),
             "seconds": round(seconds, 3), "ideal_seconds": round(ideal, 3),

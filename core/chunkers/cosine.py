@@ -13,6 +13,7 @@ from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.chunkers.snippets import chunklens_snippet
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
 
@@ -41,7 +42,7 @@ class CosineChunker(MetadataPrefix, TitleRouting, Chunker):
         sims = neighbour_similarity(vecs)
         breaks = [i + 1 for i, sim in enumerate(sims) if sim < self.threshold]
         spans = spans_from_breaks(doc.text, units, breaks, self.max_tokens)
-        trace = {
+        trace: JsonObject = {
             "kind": "similarity",
             "threshold": self.threshold,
             "rule": "break where similarity < threshold",

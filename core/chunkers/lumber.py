@@ -15,6 +15,7 @@ from core.chunkers.registry import register
 from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, TOKENS, split_sized
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonValue
 from core.llm.base import ChatRequest, LLMError
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
@@ -53,7 +54,8 @@ class LumberChunker(MetadataPrefix, TitleRouting, Chunker):
         sized = [piece for s, e in T.paragraphs(doc.text)  # paragraphs longer than a group are split first
                  for piece in split_sized(doc.text, s, e, TOKENS, self.group_tokens, STRUCTURE_LEVELS[1:])]
         units, sizes = [(s, e) for s, e, _ in sized], [n for *_, n in sized]
-        spans, decisions = [], []
+        spans: list[tuple[int, int]] = []
+        decisions: list[JsonValue] = []  # one per group of paragraphs asked about, for the app
         i = 0
         while i < len(units):
             self.context.check_stop()  # one chat request per group: the slow step

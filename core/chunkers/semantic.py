@@ -21,6 +21,7 @@ from core.chunkers.sentence import sentence_units
 from core.chunkers.similarity import neighbour_similarity, spans_from_breaks, unit_vectors
 from core.chunkers.snippets import chunklens_snippet
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
 
@@ -64,7 +65,7 @@ class SemanticChunker(MetadataPrefix, TitleRouting, Chunker):
         threshold = float(np.percentile(distances, self.percentile)) if len(distances) else 0.0
         breaks = [i + 1 for i, d in enumerate(distances) if d > threshold]
         spans = spans_from_breaks(text, units, breaks, self.max_tokens)
-        trace = {
+        trace: JsonObject = {
             "kind": "distance",
             "threshold": round(threshold, 4),
             "rule": f"break where distance > {self.percentile:g}th percentile",

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from core.infra.errors import ChunkLensError
+from core.infra.jsonio import JsonObject
 from core.schema.documents import Document, documents_by_id
 from core.schema.spans import Span
 
@@ -35,7 +36,7 @@ class Chunk:
     prefix_place: Literal["before", "after"] = "before"
     parent_id: str | None = None
     child: str = ""  # for a multi-granular child: its label inside the parent ("h0", "q3"); "" otherwise
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)  # what a method adds, JSON-safe: run caches and exports hold it
 
     @property
     def chunk_id(self) -> str:
@@ -53,7 +54,7 @@ class Chunk:
         """The chunk as a character span of its document, as gold evidence is written."""
         return Span(self.doc_id, self.start, self.end)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return dataclasses.asdict(self) | {"chunk_id": self.chunk_id}
 
 
@@ -78,7 +79,7 @@ class Chunking:
     """A chunker's output for one document: the chunks plus a JSON-safe trace of how it decided (for the app)."""
 
     chunks: list[Chunk]
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: JsonObject = field(default_factory=dict)
 
 
 #: the `Chunking.trace` key of the lines a run shows its user, one per thing the chunker did that its name does not
@@ -86,9 +87,12 @@ class Chunking:
 NOTES = "notes"
 
 
-def add_note(trace: dict[str, Any], line: str) -> None:
+def add_note(trace: JsonObject, line: str) -> None:
     """Add one line for the run to show (`NOTES`) to a chunker's trace."""
-    trace.setdefault(NOTES, []).append(line)
+    notes = trace.setdefault(NOTES, [])
+    if not isinstance(notes, list):
+        raise TypeError(f"a trace's {NOTES!r} is a list of lines, not {type(notes).__name__}")
+    notes.append(line)
 
 
 #: the most notes of one run shown (a QA set of 500 text files would give 500 alike); the rest are counted
@@ -114,19 +118,19 @@ class RetrievalPolicy(Protocol):
     store_field: str
     label: str  # what the app calls the question's tags: "question CNM", "title routing"
 
-    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[JsonObject]:
         """Each question's tags; `values` are the filter values the searched chunks carry."""
         ...
 
     def chunk_value(self, chunk: Chunk) -> str: ...
 
-    def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
+    def filter_values(self, tags: JsonObject, values: Sequence[str]) -> tuple[list[str], str]:
         """The chunk values a filter keeps for a question with these tags ([] = search unfiltered), and what was
         applied, for the app ("filter", "none (no model)", ...)."""
         ...
 
-    def residual_query(self, query: str, tags: dict[str, Any]) -> str:
+    def residual_query(self, query: str, tags: JsonObject) -> str:
         """What of the question the lexical side still searches for once the filter kept chunks for these tags."""
         ...
 
-    def match(self, tags: dict[str, Any], chunk: Chunk) -> float: ...
+    def match(self, tags: JsonObject, chunk: Chunk) -> float: ...

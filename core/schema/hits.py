@@ -4,8 +4,8 @@ question's tags and what the retrieval policy did with them, and one question's 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunk
 from core.schema.spans import Span
 
@@ -36,7 +36,7 @@ class Hit:
 class QueryTags:
     """A question's tags and what the retrieval policy did with them."""
 
-    tags: dict[str, Any]
+    tags: JsonObject  # the policy's own, JSON-safe (`RetrievalPolicy.tag_queries`)
     applied: str = "none"  # "filter", "boost", "route", "none (no model)", "none (no title named)", ...
     values: list[str] = field(default_factory=list)  # the chunk values a filter kept
     label: str = "question CNM"  # the policy's name for them (`RetrievalPolicy.label`)

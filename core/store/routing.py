@@ -27,10 +27,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from core.infra.jsonio import JsonObject, JsonValue
 from core.product_names import VARIANT_WORDS, models_match
 from core.schema.chunks import Chunk
+from core.schema.documents import Document
 
 #: what routing applied when it could not route, as the app and the bench report show it
 ONE_DOCUMENT = "none (one document: no titles to route by)"
@@ -144,9 +145,9 @@ class TitleRoute:
                 kept.append((title, (i, j)))
         return [(by_title[title], " ".join(words[i:j])) for title, (i, j) in kept]
 
-    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[JsonObject]:
         """Each question's routing: the titles it names, their documents and the words that named them."""
-        out = []
+        out: list[JsonObject] = []
         for q in queries:
             found = self.named(q) if self.routable else []
             out.append({"titles": [t.title for t, _ in found], "doc_ids": [d for t, _ in found for d in t.doc_ids],
@@ -156,31 +157,36 @@ class TitleRoute:
     def chunk_value(self, chunk: Chunk) -> str:
         return chunk.doc_id
 
-    def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
+    def filter_values(self, tags: JsonObject, values: Sequence[str]) -> tuple[list[str], str]:
         if len(self.titles) == 1:
             return [], ONE_DOCUMENT
         if not self.routable:
             return [], NO_TITLES
-        named = set(tags.get("doc_ids") or ())
+        named = set(_texts(tags.get("doc_ids")))
         if not named:
             return [], NO_TITLE_NAMED
         kept = [v for v in values if v in named]
         return (kept, "route") if kept else ([], NO_CHUNKS)
 
-    def residual_query(self, query: str, tags: dict[str, Any]) -> str:
+    def residual_query(self, query: str, tags: JsonObject) -> str:
         """The question without the words that named the title: every chunk left is that document's."""
         if not self.residual:
             return query
-        words = {w.casefold() for run in tags.get("named") or () for w in _WORD.findall(run)}
+        words = {w.casefold() for run in _texts(tags.get("named")) for w in _WORD.findall(run)}
         if not words:
             return query
         rest = _WORD.sub(lambda m: "" if m.group().casefold() in words else m.group(), query)
         return rest if re.search(r"\w", rest) else query
 
-    def match(self, tags: dict[str, Any], chunk: Chunk) -> float:
-        return 1.0 if chunk.doc_id in (tags.get("doc_ids") or ()) else 0.0
+    def match(self, tags: JsonObject, chunk: Chunk) -> float:
+        return 1.0 if chunk.doc_id in _texts(tags.get("doc_ids")) else 0.0
 
 
-def document_titles(documents: Sequence[Any]) -> dict[str, str]:
-    """doc_id -> title of documents (anything with `doc_id` and `title`), what `retrieval_policy` takes."""
+def _texts(value: JsonValue | None) -> list[str]:
+    """A list of text in a question's tags (`tag_queries` writes them so); [] for anything else."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def document_titles(documents: Sequence[Document]) -> dict[str, str]:
+    """doc_id -> title of documents, what `retrieval_policy` takes."""
     return {d.doc_id: d.title for d in documents}

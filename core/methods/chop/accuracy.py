@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.evaluation.fields import FieldShow, register_report_fields
-from core.methods.chop.cnm import CNM, PROMPT_EXAMPLE_MODELS
+from core.methods.chop.cnm import CNM, PROMPT_EXAMPLE_MODELS, cnm_sources
 from core.methods.chop.rules import models_match
 from core.schema.chunks import Chunk
 from core.schema.documents import Document, documents_by_id
@@ -116,7 +116,7 @@ def by_source(chunks: Sequence[Chunk], documents: Sequence[Document]) -> dict[st
     for c in chunks:
         if (tag := CNM.of(c)) is None or not (gold := gold_of(c, docs)):
             continue
-        sources = c.meta.get("cnm_sources") or {}
+        sources = cnm_sources(c)
         for part, matches in match.items():
             if not gold.get(part):
                 continue

@@ -22,6 +22,7 @@ from core.chunkers.base import Chunker, check_overlap, check_range, check_tokens
 from core.chunkers.registry import register
 from core.chunkers.snippets import chunklens_snippet
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.infra.stopping import check_stop
 from core.llm.base import LLMError
 from core.methods.chop.cnm import TITLE_PREFIX, CnmResult, DecisionResult, cnm_backend_of, prefix_text
@@ -106,7 +107,7 @@ class ChopChunker(Chunker):
         chunks = token_window_chunks(doc, self.size, self.overlap)
         check_stop()
         if not chunks:
-            return Chunking([], {"kind": "continuity", "decisions": [], "joins": doc.joins})
+            return Chunking([], {"kind": "continuity", "decisions": [], "joins": [*doc.joins]})
         backend = self._backend()
         title = doc.title if self.use_title and not doc.segments and doc.title else None
         if hasattr(backend, "for_document"):  # a backend that reads the document around its windows
@@ -119,7 +120,7 @@ class ChopChunker(Chunker):
             # each run's text from its cut (where the decision says the new document starts) to the next cut:
             # the new tag is read after the cut, never from the tail of the document before it
             # (a cut may lie before the window's start: a title in the previous window's second half)
-            cuts = [chunks[0].start] + [max(0, chunks[i].start + (decisions[i - 1].extra.get("cut") or 0))
+            cuts = [chunks[0].start] + [max(0, chunks[i].start + (decisions[i - 1].cut or 0))
                                         for i in starts[1:]]
             inputs = [doc.text[cut:end] for cut, end in zip(cuts, [*cuts[1:], len(doc.text)])]
         else:
@@ -130,13 +131,13 @@ class ChopChunker(Chunker):
         extracted = backend.extract(inputs)
         _raise_if_failed(extracted, decisions)
         self._annotate(chunks, decisions, dict(zip(starts, extracted)))
-        trace = {
+        trace: JsonObject = {
             "kind": "continuity",
             "backend": backend.label,
             "decisions": [None] + [d.same for d in decisions],
             "reasons": [None] + [d.reason for d in decisions],
             "positions": [c.start for c in chunks],
-            "joins": doc.joins,
+            "joins": [*doc.joins],
             "cd_calls": len(decisions),
             "cnm_calls": len(starts),
         }
@@ -176,7 +177,7 @@ class ChopChunker(Chunker):
                 "cnm_seconds": round(fresh[i].seconds, 4) if i in fresh else None,
                 "continuity": None if decision is None else decision.same,
                 "continuity_reason": None if decision is None else decision.reason,
-                "continuity_cut": None if decision is None else decision.extra.get("cut"),
+                "continuity_cut": None if decision is None else decision.cut,
                 "continuity_raw": None if decision is None else decision.raw,
                 "continuity_error": None if decision is None else decision.error,
                 "continuity_seconds": None if decision is None else round(decision.seconds, 4),

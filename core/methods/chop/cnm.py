@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from core.infra.jsonio import loads_checked
+from core.infra.jsonio import JsonObject, JsonValue, loads_checked
 from core.llm.base import ChatRequest, LLMClient, LLMStats
 from core.schema.chunks import Chunk
 
@@ -85,7 +85,7 @@ Previous anchor:
 Current text to judge:
 {current}"""
 
-CNM_SCHEMA: dict[str, Any] = {
+CNM_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         # anyOf rather than a type list: llama.cpp's grammar keeps maxLength only on a plain string type
@@ -96,7 +96,7 @@ CNM_SCHEMA: dict[str, Any] = {
     },
     "required": ["category", "nouns", "model", "confidence"],
 }
-CONTINUITY_SCHEMA: dict[str, Any] = {
+CONTINUITY_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {"same": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 200}},
     "required": ["same"],
@@ -183,9 +183,26 @@ class ChopMeta:
 
     @classmethod
     def of(cls, chunk: Chunk) -> ChopMeta:
+        """The CHOP keys of `chunk.meta`, each narrowed to what a CHOP run writes there (a value of another type,
+        from a hand-edited export, reads as absent)."""
         meta = chunk.meta
-        return cls(CNM.of(chunk), meta.get("cnm_source"), meta.get("cnm_sources"), meta.get("continuity"),
-                   meta.get("continuity_reason") or "")
+        continuity = meta.get("continuity")
+        sources = meta.get("cnm_sources")
+        return cls(CNM.of(chunk), _text(meta.get("cnm_source")), cnm_sources(chunk) if sources is not None else None,
+                   continuity if isinstance(continuity, bool) else None, _text(meta.get("continuity_reason")) or "")
+
+
+def _text(value: JsonValue | None) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def cnm_sources(chunk: Chunk) -> dict[str, str]:
+    """Where each part of the chunk's tag came from (`chunk.meta["cnm_sources"]`, see `core.methods.chop.evidence`);
+    empty when not said. Only text entries are read: a hand-edited export may hold anything there."""
+    value = chunk.meta.get("cnm_sources")
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(v, str)}
 
 
 def prefix_text(cnm: CNM) -> str:
@@ -243,7 +260,8 @@ class DecisionResult:
     error: str | None = None
     cached: bool = False
     failed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    similarity: float | None = None  # the embedding similarity of the two texts, for a backend that measured it
+    cut: int | None = None  # where in the current window the new document starts, for a backend that reads it
 
 
 #: a tag or decision is a few hundred characters; only this much of an answer is searched for its JSON, so a server
@@ -251,7 +269,7 @@ class DecisionResult:
 MAX_ANSWER_CHARS = 20_000
 
 
-def first_json_object(text: str) -> dict[str, Any] | None:
+def first_json_object(text: str) -> JsonObject | None:
     """The first {...} in `text` that parses as a JSON object (models wrap JSON in fences and prose). None when there
     is none, and when the JSON is nested too deeply to parse (that raised RecursionError, a crash on every rerun)."""
     text = (text or "")[:MAX_ANSWER_CHARS]

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from core.methods.chop.cnm import ChopMeta
+from core.schema.chunks import Chunk
+from core.schema.documents import Document
 
 
 @dataclass
@@ -93,12 +96,18 @@ def judge_decisions(text: str, starts: Sequence[int], ends: Sequence[int], decis
     return out
 
 
-def judge_run(doc: Any, chunks: Sequence[Any]) -> tuple[list[Decision], BoundaryScores | None]:
-    """A chunk run's decisions over one document (`core.ingest.documents.Document`) judged against its true joins, and
-    their boundary scores (None for a document with no joins to score against)."""
+def decisions_of(chunks: Sequence[Chunk]) -> list[bool | None]:
+    """The continuity decision a CHOP run made before each chunk (None: none, as before a document's first chunk
+    or in another chunker's run)."""
+    return [ChopMeta.of(c).continuity for c in chunks]
+
+
+def judge_run(doc: Document, chunks: Sequence[Chunk]) -> tuple[list[Decision], BoundaryScores | None]:
+    """A chunk run's decisions over one document judged against its true joins, and their boundary scores (None
+    for a document with no joins to score against)."""
     own = [c for c in chunks if c.doc_id == doc.doc_id]
-    decisions = [c.meta.get("continuity") for c in own]
+    decisions = decisions_of(own)
     judged = judge_decisions(doc.text, [c.start for c in own], [c.end for c in own], decisions,
-                             [c.meta.get("continuity_reason") for c in own], doc.joins)
+                             [ChopMeta.of(c).reason for c in own], doc.joins)
     scores = score_boundaries([c.end for c in own], decisions, doc.joins) if doc.joins else None
     return judged, scores

@@ -190,11 +190,8 @@ class DocumentView:
             check_stop()
             started = time.perf_counter()
             same, reason, cut = self.decide_one(anchor, current, sim)
-            extra: dict[str, Any] = {"similarity": sim}
-            if cut is not None:
-                extra["cut"] = cut
             out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,
-                                      extra=extra))
+                                      similarity=sim, cut=cut))
             if progress:
                 progress(i + 1, len(pairs))
         return out

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from core.infra.errors import ChunkLensError
 from core.infra.jsonio import loads_checked
 from core.infra.storage import locked, write_atomically
-from core.methods.chop.cnm import CNM, prefix_text
+from core.methods.chop.cnm import CNM, cnm_sources, prefix_text
 from core.methods.chop.evidence import BY_HAND, PARTS, sources_text
 from core.schema.chunks import Chunk
 
@@ -109,7 +109,7 @@ def inspector_rows(chunks: Sequence[Chunk], golds: Sequence[Mapping[str, Any] | 
         rows.append({"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
                      "category": cnm.category or "", "nouns": ", ".join(cnm.nouns), "model": cnm.model or "",
                      "source": c.meta.get("cnm_source"),
-                     "tag from": sources_text(c.meta.get("cnm_sources")), "gold model": (g or {}).get("model") or "",
+                     "tag from": sources_text(cnm_sources(c)), "gold model": (g or {}).get("model") or "",
                      "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]})
     return rows
 

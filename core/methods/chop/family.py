@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.methods.chop.cnm import CNM
+from core.methods.chop.cnm import CNM, cnm_sources
 from core.methods.chop.edits import CnmEdit, apply_edits
 from core.methods.chop.evidence import BY_HAND, UNKNOWN
 from core.methods.chop.rules import VARIANT_WORDS
@@ -93,7 +93,7 @@ def runs_of(chunks: Sequence[Chunk], documents: Sequence[Document]) -> list[TagR
             doc = docs.get(c.doc_id)
             seg = next((s for s in doc.segments if s.doc_id == manual), None) if doc is not None else None
             title = seg.title if seg else (doc.title if doc else "")
-            out.append(TagRun(i, manual, title or "", cnm, c.meta.get("cnm_sources") or {}, split=not starts))
+            out.append(TagRun(i, manual, title or "", cnm, cnm_sources(c), split=not starts))
         previous = manual
     return out
 
@@ -395,7 +395,7 @@ def hand_examples(chunks: Sequence[Chunk], documents: Sequence[Document]) -> dic
     docs = documents_by_id(documents)
     out: dict[str, dict[str, str]] = {}
     for c in chunks:
-        sources = c.meta.get("cnm_sources") or {}
+        sources = cnm_sources(c)
         cnm = CNM.of(c)
         manual = manual_of(c, docs)
         if cnm is None or manual in out:

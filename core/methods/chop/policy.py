@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.infra.jsonio import JsonObject
 from core.methods.chop.cnm import CNM
 from core.methods.chop.rules import models_match
 from core.schema.chunks import Chunk, StoreValue
@@ -44,7 +45,7 @@ class CnmPolicy:
     store_field: str = STORE_FIELD
     label: str = "question CNM"
 
-    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def tag_queries(self, queries: Sequence[str], values: Sequence[str] = ()) -> list[JsonObject]:
         """Each question's CNM. A backend that can (`extract`) tags it against the models the run's chunks carry
         (`values`), so it needs nothing learned from the library; the others read the question alone."""
         among = getattr(self.backend, "tag_queries", None)
@@ -55,21 +56,28 @@ class CnmPolicy:
         cnm = CNM.of(chunk)
         return (cnm.model if cnm else None) or ""
 
-    def filter_values(self, tags: dict[str, Any], values: Sequence[str]) -> tuple[list[str], str]:
-        kept = [v for v in values if models_match(tags.get("model"), v)]
+    def filter_values(self, tags: JsonObject, values: Sequence[str]) -> tuple[list[str], str]:
+        model = _model(tags)
+        kept = [v for v in values if models_match(model, v)]
         if kept:
             return kept, "filter"
-        return [], "none (no model)" if not tags.get("model") else "none (no match)"
+        return [], "none (no model)" if not model else "none (no match)"
 
-    def residual_query(self, query: str, tags: dict[str, Any]) -> str:
+    def residual_query(self, query: str, tags: JsonObject) -> str:
         """The question without the words of the model its filter has already matched: every chunk left names
         that model, so its words would only favour the chunks that repeat the name."""
-        model = tags.get("model") or ""
+        model = _model(tags) or ""
         words = {w.casefold() for w in re.findall(r"\w+", model)}
         if not words:
             return query
         rest = re.sub(r"\w+", lambda m: "" if m.group().casefold() in words else m.group(), query)
         return rest if re.search(r"\w", rest) else query
 
-    def match(self, tags: dict[str, Any], chunk: Chunk) -> float:
+    def match(self, tags: JsonObject, chunk: Chunk) -> float:
         return cnm_match(CNM.model_validate(tags), CNM.of(chunk))
+
+
+def _model(tags: JsonObject) -> str | None:
+    """The model of a question's tags (a CNM's JSON form, as `tag_queries` writes it)."""
+    model = tags.get("model")
+    return model if isinstance(model, str) else None

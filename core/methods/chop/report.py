@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.evaluation.fields import FieldShow, register_report_fields
-from core.methods.chop.continuity import BoundaryScores, score_boundaries
+from core.methods.chop.continuity import BoundaryScores, decisions_of, score_boundaries
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
 
@@ -21,7 +21,7 @@ def boundary_metrics(documents: Sequence[Document], run: ChunkedRun) -> dict[str
     predicted = true = matched = 0
     for doc in streams:
         own = [c for c in chunks if c.doc_id == doc.doc_id]
-        s = score_boundaries([c.end for c in own], [c.meta.get("continuity") for c in own], doc.joins)
+        s = score_boundaries([c.end for c in own], decisions_of(own), doc.joins)
         predicted, true, matched = predicted + s.predicted, true + s.true, matched + s.matched
     total = BoundaryScores(predicted, true, matched)
     return {"boundary_precision": total.precision, "boundary_recall": total.recall, "boundary_f1": total.f1}

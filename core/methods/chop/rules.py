@@ -215,7 +215,7 @@ class RuleCnm:
             started = time.perf_counter()
             same, reason = self.decide_one(anchor, current, sim)  # rules cost nothing: read the whole windows
             out.append(DecisionResult(same, reason, raw=f"same={same}: {reason}", seconds=time.perf_counter() - started,
-                                      extra={"similarity": sim}))
+                                      similarity=sim))
             if progress:
                 progress(i + 1, len(pairs))
         return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from core.chunkers.registry import chunker_class, make_chunker, register
 from core.chunkers.snippets import chunklens_snippet
 from core.chunkers.splitting import STRUCTURE_LEVELS, WORDS, split_to_cap
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.infra.stopping import check_stop
 from core.methods.lgmgc.scoring import scorer_of
 from core.schema.chunks import Chunk, Chunking
@@ -41,12 +43,15 @@ def _outside_words(words: list[tuple[int, int]], first: int, split: int) -> int:
     return split
 
 
-def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> tuple[list[tuple[int, int]], list]:
-    """Parent spans and, per window, the p(EOS) curve with the chosen split (for the app)."""
+def logits_guided_spans(text: str, scorer: Any, theta: int,
+                        min_words: int) -> tuple[list[tuple[int, int]], list[JsonObject]]:
+    """Parent spans and, per window, the p(EOS) curve with the chosen split (for the app): its `start` and `end`,
+    the candidate sentence ends (`positions`) and their p(EOS) (`p`), the chosen end (`split`) and the cut made
+    there (`cut`)."""
     words = T.words(text)
     sentence_ends = sorted({e for _, e in T.sentences(text)})
     spans: list[tuple[int, int]] = []
-    windows: list[dict[str, Any]] = []
+    windows: list[JsonObject] = []
     w = 0  # index of the first word of the current window
     while w < len(words):
         check_stop()  # a forward pass per window: a stopped run ends before the next one
@@ -62,7 +67,7 @@ def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> t
             scored = scorer.score(text[start:limit], [e - start for e in candidates])
             best = max(range(len(candidates)), key=lambda i: scored.probabilities[i])
             split = candidates[best]
-            windows.append({"start": start, "end": limit, "positions": candidates,
+            windows.append({"start": start, "end": limit, "positions": [*candidates],
                             "p": [round(p, 5) for p in scored.probabilities], "split": split})
         else:
             split = limit
@@ -76,21 +81,48 @@ def logits_guided_spans(text: str, scorer: Any, theta: int, min_words: int) -> t
     return spans, windows
 
 
-def split_statistics(traces: list[dict[str, Any]]) -> dict[str, float] | None:
+@dataclass(frozen=True)
+class ScoredWindow:
+    """What `split_statistics` reads of a window with a candidate sentence end, from a trace (maybe a cached one)."""
+
+    positions: list[float]
+    p: list[float]
+    split: float
+
+    @classmethod
+    def from_trace(cls, trace: Mapping[str, object]) -> list[ScoredWindow]:
+        """The scored windows of an `eos` trace (none for another kind); a window not in the form written is left
+        out."""
+        windows = trace.get("windows") if trace.get("kind") == "eos" else None
+        out = []
+        for w in windows if isinstance(windows, list) else ():
+            if not isinstance(w, dict):
+                continue
+            positions, p, split = _numbers(w.get("positions")), _numbers(w.get("p")), w.get("split")
+            if positions and len(p) == len(positions) and isinstance(split, int | float):
+                out.append(cls(positions, p, split))
+        return out
+
+
+def _numbers(value: object) -> list[float]:
+    return [float(v) for v in value if isinstance(v, int | float)] if isinstance(value, list) else []
+
+
+def split_statistics(traces: Sequence[Mapping[str, object]]) -> dict[str, float] | None:
     """Where the LG chunker cut, over all scored windows: how often at the first candidate sentence end (a sign
     that p(EOS) falls with position rather than following the text), the candidates per window, and the mean
     p(EOS) at the first and the last candidate."""
-    windows = [w for t in traces if t.get("kind") == "eos" for w in t.get("windows", []) if w["positions"]]
+    windows = [w for t in traces for w in ScoredWindow.from_trace(t)]
     if not windows:
         return None
     n = len(windows)
     return {
         "windows": n,
-        "split_at_first_candidate": sum(w["positions"][0] == w["split"] for w in windows) / n,
-        "split_at_last_candidate": sum(w["positions"][-1] == w["split"] for w in windows) / n,
-        "candidates_per_window": sum(len(w["positions"]) for w in windows) / n,
-        "mean_p_first_candidate": sum(w["p"][0] for w in windows) / n,
-        "mean_p_last_candidate": sum(w["p"][-1] for w in windows) / n,
+        "split_at_first_candidate": sum(w.positions[0] == w.split for w in windows) / n,
+        "split_at_last_candidate": sum(w.positions[-1] == w.split for w in windows) / n,
+        "candidates_per_window": sum(len(w.positions) for w in windows) / n,
+        "mean_p_first_candidate": sum(w.p[0] for w in windows) / n,
+        "mean_p_last_candidate": sum(w.p[-1] for w in windows) / n,
     }
 
 
@@ -116,7 +148,7 @@ class LogitsGuidedChunker(MetadataPrefix, TitleRouting, Chunker):
         before, started = scorer.forward_passes, time.perf_counter()
         spans, windows = logits_guided_spans(doc.text, scorer, self.theta, self.min_words)
         seconds = time.perf_counter() - started
-        trace = {"kind": "eos", "scorer": scorer.label, "windows": windows,
+        trace: JsonObject = {"kind": "eos", "scorer": scorer.label, "windows": [*windows],
                  "forward_passes": scorer.forward_passes - before, "words": T.count_words(doc.text),
                  "windows_scored": sum(1 for w in windows if w["positions"]),
                  "seconds": round(seconds, 3)}
