@@ -290,7 +290,7 @@ class ChunkerReport:
         return _ordered(self._fields_json, lambda key: self._fields_json[key] is not None, self.order, self.extra)
 
     def get(self, key: str) -> JsonValue:
-        """Any field by its key as the report writes it (a method's field: `core.evaluation.fields`); None when the
+        """A field by its key as the report writes it (a method's field: `core.evaluation.fields`); None when the
         result has none."""
         if key in self.extra:
             return self.extra[key]
@@ -311,7 +311,7 @@ class ChunkerReport:
         return self.intervals.get(f"{metric}@{k}{_CI95}")
 
     def number(self, key: str) -> float | None:
-        """Any numeric field by its key (a method's report field: `core.evaluation.fields`), None when the result
+        """A numeric field by its key (a method's report field: `core.evaluation.fields`), None when the result
         has no finite number there."""
         return number_or_none(self.get(key))
 
