@@ -86,3 +86,20 @@ def test_what_is_not_a_report_is_one_line(bad, message):
     with pytest.raises(ChunkLensError, match=message.replace("(", r"\(").replace(")", r"\)")) as caught:
         BenchReport.from_json(bad, "upload")
     assert "\n" not in str(caught.value) and str(caught.value).startswith("upload: ")
+
+
+def test_what_the_command_line_and_the_studies_change_keeps_every_other_key_in_place():
+    name, data = next((n, d) for n, d in REPORTS if n.startswith("peers_sample"))
+    report = BenchReport.from_json(data, name)
+    spec = next(iter(report.results))
+    more = report.with_llm_use({spec: {"calls": 3, "tokens_in": 10, "tokens_out": 4}}).to_json()
+    assert more["results"][spec]["llm_calls"] == data["results"][spec]["llm_calls"] + 3
+    assert list(more["results"][spec]) == list(data["results"][spec]) and list(more) == list(data)
+    lighter = report.without_sources().to_json()
+    assert all("top1_sources" not in r for r in lighter["results"].values())
+    assert [k for k in data["results"][spec] if k != "top1_sources"] == list(lighter["results"][spec])
+    named = report.labelled(str.upper)
+    assert set(named.results) == {s.upper() for s in report.results}
+    assert named.results[spec.upper()].spec == spec.upper()
+    assert {p["a"] for p in named.pairs} <= set(named.results)
+    assert json.dumps(report.to_json()) == json.dumps(data)  # the report itself untouched
