@@ -56,7 +56,7 @@ def render() -> None:
                    "later ones come from the caches.")
         return
     st.markdown(f"**Summary** · {summary.report['n_questions']} product-named questions, retrieval "
-                f"{retrieval_phrase(summary.report)}, "
+                f"{retrieval_phrase(summary.view)}, "
                 f"{summary.seconds:.1f} s")
     table = pd.DataFrame(summary.table()).astype({"boundary F1": "float"})  # no decisions: an empty cell
     st.dataframe(table, hide_index=True, width="stretch",
