@@ -10,15 +10,27 @@ anything else would no longer be Chroma's setting, so it is refused with one lin
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TypedDict
 
 from core.infra.errors import ChunkLensError
 
 PROTOCOLS = ("default", "chroma")
 #: the bench's own cut-offs when neither --k nor a protocol names them
 DEFAULT_KS = [1, 3, 5, 10]
-#: each protocol's flags (argparse dest: value); `k` only when --k is not given
-PRESETS: dict[str, dict[str, Any]] = {
+
+
+class Preset(TypedDict, total=False):
+    """A protocol's flags by argparse dest: the values it runs with; `k` only when --k is not given."""
+
+    retrieval: str
+    rerank: str
+    k: list[int]
+    join: bool
+    qualify_queries: bool
+
+
+#: each protocol's flags
+PRESETS: dict[str, Preset] = {
     "default": {},
     "chroma": {"retrieval": "dense", "rerank": "none", "k": [5], "join": False, "qualify_queries": False},
 }
@@ -44,7 +56,7 @@ def apply_protocol(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-def _phrase(dest: str, value: Any) -> str:
+def _phrase(dest: str, value: object) -> str:
     return {"retrieval": f"--retrieval {value}", "rerank": f"--rerank {value}",
             "join": "the documents as separate documents in one index",
             "qualify_queries": "the questions as written"}.get(dest, f"{dest}={value}")

@@ -9,7 +9,6 @@ rest."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -58,7 +57,7 @@ def altered_chunks_share(run: ChunkedRun) -> float | None:
               shown_when=lambda r: r.get("altered_chunks_share") is not None or bool(r.get("dropped_chars_share"))),
     FieldShow("altered_chunks_share", "altered chunks", better="min", place="fidelity", rank=11),
 ])
-def fidelity_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
+def fidelity_fields(docs: Sequence[Document], run: ChunkedRun) -> dict[str, float | None]:
     """The two fidelity keys of one chunker's bench result."""
     return {"dropped_chars_share": dropped_chars_share(docs, run.chunks),
             "altered_chunks_share": altered_chunks_share(run)}

@@ -83,7 +83,7 @@ def worker_context(settings: Settings, needs: Sequence[str]) -> ChunkerContext:
     from core.infra.workspace import Workspace
     from core.store.embedders import make_embedder
 
-    keys = KeyRing.operator([settings.embedder_base_url, settings.llm_base_url, settings.rerank_model])
+    keys = KeyRing.operator([settings.embedder_base_url, settings.model_server_url, settings.rerank_model])
     ws = Workspace.open(settings.workspace)
     embedder = make_embedder(settings.embedder, long_text=settings.long_text, cache_dir=ws.cache,
                              base_url=settings.embedder_base_url or None,
@@ -205,22 +205,12 @@ class PrefetchReport:
     embed_batches: int = 0
     embed_seconds: float = 0.0
     #: what the chunking tasks asked a model, by chunker spec: {"calls", "tokens_in", "tokens_out"} (chunkers that
-    #: ask none are left out); the bench's own counts see only the driver, so `add_llm_use` adds these to them
+    #: ask none are left out); the bench's own counts see only the driver, so `BenchReport.with_llm_use` adds these
+    #: to them
     llm_use: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> JsonObject:
         return asdict(self)
-
-    def add_llm_use(self, report: JsonObject) -> None:
-        """The bench `report`'s per-chunker LLM counts made whole: the requests the workers sent while chunking
-        added to the ones this process sent, so a report's `llm_calls` is a run's, whichever executor ran it."""
-        results = report["results"]
-        for spec, used in self.llm_use.items():
-            result = results.get(spec) if isinstance(results, dict) else None
-            if isinstance(result, dict):
-                for key, n in used.items():
-                    before = result.get(f"llm_{key}", 0)
-                    result[f"llm_{key}"] = (before if isinstance(before, int) else 0) + n
 
 
 def prefetch(documents: Sequence[Document], specs: Sequence[str], services: Services, executor: Executor,

@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+
+from core.infra.jsonio import JsonObject
 
 CONFIDENCE = 0.95
 ALPHA = 1 - CONFIDENCE
@@ -190,8 +191,8 @@ class Pair:
     def significant(self) -> bool:
         return self.p_holm < ALPHA
 
-    def to_json(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "metric": self.metric, "diff": self.diff, "ci95": list(self.ci95),
+    def to_json(self) -> JsonObject:
+        return {"a": self.a, "b": self.b, "metric": self.metric, "diff": self.diff, "ci95": [*self.ci95],
                 "p": self.p, "p_holm": self.p_holm, "significant": self.significant}
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.infra.errors import ChunkLensError
+from core.infra.jsonio import JsonObject
 from core.infra.stopping import stop_checker
 from core.infra.storage import open_cache
 from core.llm.budget import budget_scope, current_budget
@@ -28,7 +29,7 @@ class LLMError(ChunkLensError):
 class ChatRequest:
     prompt: str
     system: str | None = None
-    json_schema: dict[str, Any] | None = None
+    json_schema: JsonObject | None = None
     temperature: float = 0.0
     max_tokens: int = 256
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.llm.base import ChatAnswer, ChatRequest, LLMError
 from core.llm.local_model import bundled_gguf
 
@@ -54,7 +55,7 @@ class LlamaCppChat:
         llama = load_llama(self.model_path, self.n_ctx, self.n_threads)
         messages = ([{"role": "system", "content": request.system}] if request.system else []) + [
             {"role": "user", "content": request.prompt}]
-        extra: dict[str, Any] = {}
+        extra: JsonObject = {}
         if request.json_schema:
             extra["response_format"] = {"type": "json_object", "schema": request.json_schema}
         started = time.perf_counter()

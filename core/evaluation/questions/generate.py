@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from core.evaluation.questions.asking import DESIGNS, check_answer, pick_request, product_of, quote_request
 from core.evaluation.questions.evidence import COPY_RUN_SHARE, COPY_RUN_WORDS, COPY_THRESHOLD, QuoteIndex
@@ -41,7 +40,6 @@ class GeneratedSet:
     errors: int = 0
     stopped: bool = False
     wanted: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def attempts(self) -> int:
