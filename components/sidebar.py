@@ -15,7 +15,7 @@ from components import state
 from components.html import md_escape, retrieval_text
 from core.infra.urls import redact_url
 from core.methods.lgmgc.scoring import DTYPES, EOS_MODES, SCORER_ENGINES
-from core.settings import CHAT_CHOICES, Settings, save_choices, save_settings, visitor_choice, without_addresses
+from core.settings import CHAT_BACKENDS, Settings, save_choices, save_settings, visitor_choice, without_addresses
 from core.store.embeddings import BUNDLED_MINILM_INT8
 from core.workbench import fast_embedding_cost
 
@@ -59,9 +59,10 @@ def _visitor_fields(current: Settings, embedders: list[str] | None, llms: list[s
     else:
         values["embedder"] = _choice("Embedder", embedders, current.embedder, help="offered by this server")
     values["long_text"] = _choice("Texts longer than the embedder reads", ["truncate", "window"], current.long_text)
-    values["llm"] = _choice("CNM backend (CHOP)", llms, current.llm, format_func=_LLM_LABELS.get)
-    values["chat"] = _choice("Chat model (answers, generated questions, LumberChunker)",
-                             [c for c in llms if c in CHAT_CHOICES], current.chat, format_func=_LLM_LABELS.get)
+    values["cnm_backend"] = _choice("CNM backend (CHOP)", llms, current.cnm_backend, format_func=_LLM_LABELS.get)
+    values["chat_backend"] = _choice("Chat model (answers, generated questions, LumberChunker)",
+                                     [c for c in llms if c in CHAT_BACKENDS], current.chat_backend,
+                                     format_func=_LLM_LABELS.get)
     values["scorer_engine"] = _choice("LGMGC scorer engine", SCORER_ENGINES, current.scorer_engine,
                                       format_func={"transformers": "transformers (torch)",
                                                    "llamacpp": "llama.cpp (the GGUF in-process)"}.get)
@@ -98,12 +99,12 @@ def _local_form(current: Settings) -> None:
             help="for openai:<model> on an OpenAI-compatible server (vLLM, Ollama, llama.cpp, TEI); empty for "
                  "api.openai.com. Typed here, it lasts for this browser session (set CHUNKLENS_EMBEDDER_BASE_URL "
                  "to keep it); the server's OPENAI_API_KEY is never sent to it.")
-        values["llm_model"] = st.text_input("LLM model", current.llm_model,
-                                            help="e.g. gpt-4o-mini, llama3.1 (Ollama), or a GGUF / model folder")
-        values["llm_base_url"] = st.text_input(
-            "LLM base URL", current.llm_base_url,
+        values["model_name"] = st.text_input("LLM model", current.model_name,
+                                             help="e.g. gpt-4o-mini, llama3.1 (Ollama), or a GGUF / model folder")
+        values["model_server_url"] = st.text_input(
+            "LLM base URL", current.model_server_url,
             help="empty for api.openai.com. Typed here, it lasts for this browser session (set "
-                 "CHUNKLENS_LLM_BASE_URL to keep it); the server's OPENAI_API_KEY is never sent to it.")
+                 "CHUNKLENS_MODEL_SERVER_URL to keep it); the server's OPENAI_API_KEY is never sent to it.")
         key = _key_field()
         values["scorer_model"] = st.text_input(
             "LGMGC scorer model", current.scorer_model,
@@ -132,7 +133,7 @@ def _shared_form(current: Settings) -> None:
     config = state.server_config()
     with st.sidebar.expander("Settings", expanded=False):
         with st.form("settings_form"):
-            values = _visitor_fields(current, config.embedders, config.offered_llms("shared", tuple(_LLM_LABELS)))
+            values = _visitor_fields(current, config.embedders, config.offered_backends("shared", tuple(_LLM_LABELS)))
             key = _key_field()
             if st.form_submit_button("Save settings"):
                 new = visitor_choice(config, current, current.model_copy(update=values))
@@ -152,7 +153,7 @@ def render() -> None:
     key_note = "key set" if st.session_state.get("api_key") else "no key"
     # the embedder and the store are free text (a file or a saved setting may hold Markdown): escaped
     st.sidebar.caption(
-        f"Embedder: {md_escape(s.embedder)} ({s.long_text}) · CNM: {s.llm} · chat: {s.chat}"
-        + (f" ({key_note})" if "openai" in (s.llm, s.chat) else "")
+        f"Embedder: {md_escape(s.embedder)} ({s.long_text}) · CNM: {s.cnm_backend} · chat: {s.chat_backend}"
+        + (f" ({key_note})" if "openai" in (s.cnm_backend, s.chat_backend) else "")
         + f" · Store: {md_escape(redact_url(s.chroma_server)) or 'embedded'} · Retrieval: "
         + retrieval_text(s.retrieval_settings()) + f" · {state.mode()} server")

@@ -127,7 +127,7 @@ def keys() -> KeyRing:
     """Which key goes where for this session: the server's key only to the operator's base URLs, the key typed
     in this session only where this session points (core.infra.keys)."""
     config = server_config()
-    return KeyRing.operator([config.embedder_base_url, config.llm_base_url, config.rerank_model],
+    return KeyRing.operator([config.embedder_base_url, config.model_server_url, config.rerank_model],
                             session_key=st.session_state.get("api_key") or None)
 
 

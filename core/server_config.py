@@ -19,12 +19,13 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from core.infra.clients import trusted_networks
 from core.infra.errors import ConfigError
 from core.infra.urls import redact_url
 from core.infra.workspace import default_root
+from core.settings import RENAMED, old_names_given, with_new_names
 from core.store.embeddings import BUNDLED_MINILM_FP32, BUNDLED_MINILM_INT8
 
 CONFIG_FILE = "server.toml"
@@ -37,8 +38,8 @@ ENVIRONMENT = {
     "CHUNKLENS_WORKSPACE": "workspace",
     "CHUNKLENS_CHROMA_SERVER": "chroma_server",
     "CHUNKLENS_EMBEDDER_BASE_URL": "embedder_base_url",
-    "CHUNKLENS_LLM_BASE_URL": "llm_base_url",
-    "CHUNKLENS_LLM_MODEL": "llm_model",
+    "CHUNKLENS_MODEL_SERVER_URL": "model_server_url",
+    "CHUNKLENS_MODEL_NAME": "model_name",
     "CHUNKLENS_SCORER_MODEL": "scorer_model",
     "CHUNKLENS_MAX_UPLOAD_MB": "max_upload_mb",
     "CHUNKLENS_RERANK_MODEL": "rerank_model",
@@ -51,8 +52,10 @@ ENVIRONMENT = {
     "CHUNKLENS_READER_WORKERS": "reader_workers",
     "CHUNKLENS_TRUSTED_PROXIES": "trusted_proxies",
 }
-#: CNM backends whose requests go to a server that may bill the operator's key
-PAID_LLMS = ("openai",)
+#: the old names of two variables -> their field; each read only when the field's variable above is not set
+OLD_ENVIRONMENT = {"CHUNKLENS_LLM_BASE_URL": "model_server_url", "CHUNKLENS_LLM_MODEL": "model_name"}
+#: backends (CNM or chat) whose requests go to a server that may bill the operator's key
+PAID_BACKENDS = ("openai",)
 
 
 class ServerConfig(BaseModel):
@@ -64,10 +67,11 @@ class ServerConfig(BaseModel):
     workspace: str = Field(default_factory=lambda: str(default_root()))
     chroma_server: str = ""
     embedder_base_url: str = ""
-    llm_base_url: str = ""
-    llm_model: str = ""
+    #: the OpenAI-compatible server of the `openai` CNM and chat backends, and the model they (and the local ones) run
+    model_server_url: str = ""
+    model_name: str = ""
     scorer_model: str = ""
-    llm_timeout: float = Field(default=60.0, gt=0, le=3600)
+    model_timeout: float = Field(default=60.0, gt=0, le=3600)
     max_upload_mb: int = Field(default=50, ge=1, le=2048)
     #: all uploads one browser session may hold on a shared server at once, submitted or not (components.upload_cap)
     max_session_upload_mb: int = Field(default=200, ge=1, le=16384)
@@ -77,7 +81,7 @@ class ServerConfig(BaseModel):
     rerank_model: str = ""  # a CrossEncoder folder or a /rerank URL, for the "model" reranker
     #: the embedders a shared server's visitors may pick from (the first is the default)
     embedders: list[str] = Field(default_factory=lambda: list(BUNDLED_EMBEDDERS), min_length=1)
-    #: whether a shared server's visitors may pick a paid CNM backend (PAID_LLMS); a local user always may
+    #: whether a shared server's visitors may pick a paid CNM or chat backend (PAID_BACKENDS); a local user always may
     offer_paid_backends: bool = False
     #: paid LLM requests one script run of a shared server may send (core.llm.budget)
     llm_requests_per_run: int = Field(default=100, ge=1, le=100_000)
@@ -93,6 +97,18 @@ class ServerConfig(BaseModel):
     #: environment variable takes them comma-separated); none: the connection's own address is the client
     trusted_proxies: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _new_names(cls, data: object) -> object:
+        """The settings' old names (`core.settings.RENAMED`: `llm_base_url`, `llm_model`, `llm_timeout`) read as
+        the new ones; both names of one setting is an error, since either could be meant."""
+        if not isinstance(data, dict):
+            return data
+        for old, new in old_names_given(data):
+            if new in data:
+                raise ValueError(f"{old} and {new} name the same setting ({new} is its name now): give one")
+        return with_new_names(data)
+
     @field_validator("trusted_proxies", mode="before")
     @classmethod
     def _proxies(cls, value: object) -> object:
@@ -107,19 +123,19 @@ class ServerConfig(BaseModel):
         every question costs the one process a search per chunker and its memory; none for a local user."""
         return (self.max_bench_questions or None) if mode == "shared" else None
 
-    def offered_llms(self, mode: str, kinds: tuple[str, ...]) -> list[str]:
-        """The CNM backends among `kinds` a session in `mode` may pick: paid ones on a shared server only when the
-        operator offers them, since each request spends the operator's key."""
+    def offered_backends(self, mode: str, kinds: tuple[str, ...]) -> list[str]:
+        """The CNM or chat backends among `kinds` a session in `mode` may pick: paid ones on a shared server only
+        when the operator offers them, since each request spends the operator's key."""
         if mode == "local" or self.offer_paid_backends:
             return list(kinds)
-        return [k for k in kinds if k not in PAID_LLMS]
+        return [k for k in kinds if k not in PAID_BACKENDS]
 
     def describe(self) -> dict[str, str]:
         """The settings as a visitor may see them: addresses without their credentials."""
         return {"workspace": self.workspace, "Chroma": redact_url(self.chroma_server) or "embedded",
                 "embedding server": redact_url(self.embedder_base_url) or "api.openai.com (if used)",
-                "LLM server": redact_url(self.llm_base_url) or "api.openai.com (if used)",
-                "LLM model": self.llm_model or "the backend's default",
+                "LLM server": redact_url(self.model_server_url) or "api.openai.com (if used)",
+                "LLM model": self.model_name or "the backend's default",
                 "LGMGC scorer model": self.scorer_model or "bundled SmolLM2-135M",
                 "reranker": redact_url(self.rerank_model) or "none configured",
                 "upload limit": f"{self.max_upload_mb} MB per file, {self.max_session_upload_mb} MB per visitor",
@@ -151,15 +167,17 @@ def load_server_config(path: Path | None = None, environ: dict[str, str] | None 
         raise ConfigError(f"{path}: could not be read ({exc.__class__.__name__})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    for name, field in ENVIRONMENT.items():
-        if env.get(name, "").strip():
-            values[field] = env[name].strip()
+    given = {field: env[name].strip() for name, field in (*OLD_ENVIRONMENT.items(), *ENVIRONMENT.items())
+             if env.get(name, "").strip()}  # a variable's new name, listed last, wins over its old one
+    values = {k: v for k, v in values.items() if RENAMED.get(k, k) not in given}  # the file's, by either name
+    values.update(given)
     try:
         return ServerConfig.model_validate(values)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{path} or its environment variables: {where}: {err['msg']}") from None
+        where = f"{where}: " if where else ""
+        raise ConfigError(f"{path} or its environment variables: {where}{err['msg']}") from None
 
 
 def resolve_mode(config: ServerConfig, bound_address: str | None) -> Literal["local", "shared"]:

@@ -168,21 +168,22 @@ def _model_reranker(settings: Settings, keys: KeyRing) -> Callable[[], Reranker]
 
     @cache
     def load() -> Reranker:
-        return make_model_reranker(address, api_key=keys.key_for(address), timeout=settings.llm_timeout)
+        return make_model_reranker(address, api_key=keys.key_for(address), timeout=settings.model_timeout)
     return load
 
 
 @register_service("chat")
 def _chat_client(settings: Settings, ws: Workspace, built: ChunkerContext, keys: KeyRing) -> LLMClient:
-    """The chat model the settings name (`Settings.chat`): the OpenAI-compatible server, the in-process llama.cpp
-    model, or the bundled model through transformers."""
+    """The chat model the settings name (`Settings.chat_backend`): the OpenAI-compatible server, the in-process
+    llama.cpp model, or the bundled model through transformers."""
     from core.llm.factory import make_chat_client
 
-    if settings.chat == "openai":
-        return make_chat_client("openai", ws.cache, model=settings.llm_model or None,
-                                base_url=settings.llm_base_url or None, api_key=keys.key_for(settings.llm_base_url),
-                                timeout=settings.llm_timeout)
-    if settings.chat == "llamacpp":
-        return make_chat_client("llamacpp", ws.cache, model=settings.llm_model or None)
-    # `llm_model` names a transformers model only where the CNM backend runs one too
-    return make_chat_client("local", ws.cache, model=settings.llm_model or None if settings.llm == "local" else None)
+    if settings.chat_backend == "openai":
+        return make_chat_client("openai", ws.cache, model=settings.model_name or None,
+                                base_url=settings.model_server_url or None,
+                                api_key=keys.key_for(settings.model_server_url), timeout=settings.model_timeout)
+    if settings.chat_backend == "llamacpp":
+        return make_chat_client("llamacpp", ws.cache, model=settings.model_name or None)
+    # `model_name` names a transformers model only where the CNM backend runs one too
+    return make_chat_client("local", ws.cache,
+                            model=settings.model_name or None if settings.cnm_backend == "local" else None)

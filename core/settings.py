@@ -8,15 +8,21 @@ and how much may be uploaded: on a shared server they come from the operator (`c
 cannot change them. The rest are a visitor's choices, kept per browser session (and with the visitor's library).
 `ADDRESS_FIELDS` are never saved from a browser, in any mode: an address typed in one session must not change
 where another session sends its documents.
+
+Two choices name what runs a language model: `cnm_backend` for CHOP's CNM tags and `chat_backend` for generated
+answers and questions and LumberChunker. Both run the one `model_name`, and both reach the one OpenAI-compatible
+`model_server_url`. Settings saved under the old names (`llm`, `chat`, `llm_model`, `llm_base_url`, `llm_timeout`:
+`RENAMED`) still load under the new ones; saving writes only the new names.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -28,6 +34,24 @@ if TYPE_CHECKING:
     from core.store.retrieval import RetrievalSettings
 
 SETTINGS_FILE = "settings.json"
+#: a setting's old name -> its name now; settings.json, a library's choices.json, the operator's server.toml and
+#: the command line still take the old ones
+RENAMED = {"llm": "cnm_backend", "chat": "chat_backend", "llm_model": "model_name",
+           "llm_base_url": "model_server_url", "llm_timeout": "model_timeout"}
+
+
+def old_names_given(data: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(old, new) for each old name (`RENAMED`) in `data`."""
+    return [(old, new) for old, new in RENAMED.items() if old in data]
+
+
+def with_new_names(data: Mapping[str, object]) -> dict[str, object]:
+    """`data` with each value given under an old name moved to its new name; where both are given, the new one's
+    value is kept."""
+    moved = {k: v for k, v in data.items() if k not in RENAMED}
+    for old, new in old_names_given(data):
+        moved.setdefault(new, data[old])
+    return moved
 
 
 class Settings(BaseModel):
@@ -38,14 +62,18 @@ class Settings(BaseModel):
     embedder: str = BUNDLED_MINILM_FP32
     embedder_base_url: str = ""  # an OpenAI-compatible embedding server for `openai:<model>`; empty = api.openai.com
     long_text: Literal["truncate", "window"] = "truncate"
-    llm: Literal["rule", "extract", "local", "llamacpp", "openai"] = "extract"  # CHOP's CNM backend
-    # the chat model for generated answers and questions and LumberChunker: the bundled SmolLM2 through
+    # what tags CHOP's chunks with their CNM: a rule lexicon or the extractor (no model), or a chat model through
+    # transformers, llama.cpp or the OpenAI-compatible server
+    cnm_backend: Literal["rule", "extract", "local", "llamacpp", "openai"] = "extract"
+    # what writes generated answers and questions and LumberChunker's decisions: the bundled SmolLM2 through
     # transformers or llama.cpp, or the OpenAI-compatible server. Settings saved before it had its own field (and
-    # a `--llm` flag alone) take the CNM backend's when that is a chat model: see `_chat_from_llm`
-    chat: Literal["local", "llamacpp", "openai"] = "local"
-    llm_model: str = ""
-    llm_base_url: str = ""
-    llm_timeout: float = 60.0
+    # a `--cnm-backend` flag alone) take the CNM backend's when that is a chat model: see `_chat_from_cnm`
+    chat_backend: Literal["local", "llamacpp", "openai"] = "local"
+    # the language model both backends run: a model name on the server (openai), a .gguf (llamacpp), a folder or HF
+    # id (local: only where the CNM backend is local too); empty = each backend's default
+    model_name: str = ""
+    model_server_url: str = ""  # the OpenAI-compatible server of the `openai` backends; empty = api.openai.com
+    model_timeout: float = 60.0  # seconds per request to a model server (the chat server's, a /rerank server's)
     scorer_model: str = ""  # causal LM for lg / lgmgc: empty = the bundled SmolLM2, else a folder or HF id
     eos_mode: Literal["eos", "paragraph", "sum"] = "eos"  # which next tokens count as end of text
     scorer_dtype: Literal["float32", "bfloat16"] = "float32"  # transformers engine only
@@ -69,11 +97,15 @@ class Settings(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _chat_from_llm(cls, data: Any) -> Any:
-        """Before `chat` was a field of its own, the CNM backend picked the chat model too (`openai` and `llamacpp`
-        for both, `local` otherwise): settings without `chat` keep that choice."""
-        if isinstance(data, dict) and "chat" not in data and data.get("llm") in ("local", "llamacpp", "openai"):
-            return {**data, "chat": data["llm"]}
+    def _chat_from_cnm(cls, data: object) -> object:
+        """Old names (`RENAMED`) are read as the new ones. Before the chat backend was a field of its own, the CNM
+        backend picked it too (`openai` and `llamacpp` for both, `local` otherwise): settings without one keep
+        that choice."""
+        if not isinstance(data, dict):
+            return data
+        data = with_new_names(data)
+        if "chat_backend" not in data and data.get("cnm_backend") in ("local", "llamacpp", "openai"):
+            data["chat_backend"] = data["cnm_backend"]
         return data
 
     @property
@@ -105,15 +137,15 @@ def parse_ks(text: str) -> list[int]:
     return ks
 
 
+#: every CNM backend a session may name (the `cnm_backend` field's values)
+CNM_BACKENDS: tuple[str, ...] = get_args(Settings.model_fields["cnm_backend"].annotation)
+#: every chat backend a session may name (the `chat_backend` field's values, each also a CNM backend)
+CHAT_BACKENDS: tuple[str, ...] = get_args(Settings.model_fields["chat_backend"].annotation)
 #: the operator's fields (core.server_config.ServerConfig names the same ones)
-#: every CNM backend a session may name (the `llm` field's values)
-LLM_CHOICES: tuple[str, ...] = get_args(Settings.model_fields["llm"].annotation)
-#: every chat model a session may name (the `chat` field's values, each also a CNM backend)
-CHAT_CHOICES: tuple[str, ...] = get_args(Settings.model_fields["chat"].annotation)
-OPERATOR_FIELDS = ("workspace", "chroma_server", "embedder_base_url", "llm_base_url", "llm_model", "scorer_model",
-                   "llm_timeout", "max_upload_mb", "rerank_model")
+OPERATOR_FIELDS = ("workspace", "chroma_server", "embedder_base_url", "model_server_url", "model_name",
+                   "scorer_model", "model_timeout", "max_upload_mb", "rerank_model")
 #: where a session sends its documents, questions and key: set by the operator, or typed for one session only
-ADDRESS_FIELDS = ("chroma_server", "embedder_base_url", "llm_base_url", "rerank_model")
+ADDRESS_FIELDS = ("chroma_server", "embedder_base_url", "model_server_url", "rerank_model")
 #: what a visitor of a shared server may choose (the embedder only among the operator's `embedders`)
 VISITOR_FIELDS = tuple(name for name in Settings.model_fields if name not in OPERATOR_FIELDS)
 CHOICES_FILE = "choices.json"
@@ -130,7 +162,7 @@ def session_settings(mode: str, config, saved: Settings | None, choices: dict | 
     if mode == "local":
         return base.model_copy(update={name: getattr(config, name) for name in ADDRESS_FIELDS})
     values = {name: getattr(base, name) for name in VISITOR_FIELDS}
-    for name, value in (choices or {}).items():
+    for name, value in with_new_names(choices or {}).items():
         if name in VISITOR_FIELDS:
             values[name] = value
     try:
@@ -147,11 +179,11 @@ def visitor_choice(config, current: Settings, submitted: Settings) -> Settings:
     update.update({name: getattr(config, name) for name in OPERATOR_FIELDS})
     if update["embedder"] not in config.embedders:
         update["embedder"] = current.embedder if current.embedder in config.embedders else config.embedders[0]
-    offered = config.offered_llms("shared", LLM_CHOICES)
-    if update["llm"] not in offered:  # a paid backend the operator does not offer (a saved choice, a forged form)
-        update["llm"] = current.llm if current.llm in offered else Settings.model_fields["llm"].default
-    if update["chat"] not in offered:  # the same for the chat model
-        update["chat"] = current.chat if current.chat in offered else Settings.model_fields["chat"].default
+    offered = config.offered_backends("shared", CNM_BACKENDS)
+    for name in ("cnm_backend", "chat_backend"):  # a paid backend the operator does not offer (a saved choice, a
+        if update[name] not in offered:           # forged form): the current one if offered, else the default
+            held = getattr(current, name)
+            update[name] = held if held in offered else Settings.model_fields[name].default
     return current.model_copy(update=update)
 
 
@@ -236,6 +268,8 @@ def _read(path: Path) -> Settings:
         raise _Damaged("not UTF-8 text") from exc
     except RecursionError:
         raise _Damaged("not valid JSON: nested too deeply") from None
+    if isinstance(data, dict):  # old names as the new ones, so a bad value is named, and dropped, by its new name
+        data = with_new_names(data)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

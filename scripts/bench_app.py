@@ -44,7 +44,7 @@ def chunking_and_queries(workspace: Path) -> None:
     corpus = make_corpus(ds.documents, ds, join=False)
     t0 = time.perf_counter()
     services = build_services(Settings(workspace=str(workspace)))
-    print(f"services (MiniLM, Chroma, {services.settings.llm} CNM) ready in {time.perf_counter() - t0:.1f} s")
+    print(f"services (MiniLM, Chroma, {services.settings.cnm_backend} CNM) ready in {time.perf_counter() - t0:.1f} s")
     for label in ("cold", "cached"):
         t0 = time.perf_counter()
         results = run_chunkers(services, corpus, DEFAULT_SPECS)
@@ -211,7 +211,7 @@ def app_memory(workspace: Path, specs: str, scorer_dtype: str, document: Path | 
     from bench.local_servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
     from core.settings import Settings, save_settings
 
-    save_settings(Settings(workspace=str(workspace), llm="local", scorer_dtype=scorer_dtype), workspace)
+    save_settings(Settings(workspace=str(workspace), cnm_backend="local", scorer_dtype=scorer_dtype), workspace)
     app = streamlit_app(workspace, log_path=workspace / "streamlit.log")
     print(f"app memory: CNM backend local, scorer {scorer_dtype}, chunkers {specs}", flush=True)
     t0 = time.perf_counter()

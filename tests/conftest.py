@@ -102,8 +102,9 @@ def _local_server_by_default(monkeypatch, tmp_path):
     No operator file of the machine running the tests is read."""
     monkeypatch.setenv("CHUNKLENS_MODE", "local")
     monkeypatch.setenv("CHUNKLENS_CONFIG", str(tmp_path / "no-server.toml"))
-    for name in ("CHUNKLENS_CHROMA_SERVER", "CHUNKLENS_EMBEDDER_BASE_URL", "CHUNKLENS_LLM_BASE_URL",
-                 "CHUNKLENS_LLM_MODEL", "CHUNKLENS_SCORER_MODEL", "CHUNKLENS_MAX_UPLOAD_MB"):
+    for name in ("CHUNKLENS_CHROMA_SERVER", "CHUNKLENS_EMBEDDER_BASE_URL", "CHUNKLENS_MODEL_SERVER_URL",
+                 "CHUNKLENS_MODEL_NAME", "CHUNKLENS_LLM_BASE_URL", "CHUNKLENS_LLM_MODEL", "CHUNKLENS_SCORER_MODEL",
+                 "CHUNKLENS_MAX_UPLOAD_MB"):
         monkeypatch.delenv(name, raising=False)
 
 

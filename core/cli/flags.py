@@ -43,16 +43,23 @@ def _service_flags(parser: argparse.ArgumentParser) -> None:
                             "(vLLM, Ollama, llama.cpp, TEI); default api.openai.com")
     parser.add_argument("--long-text", choices=["truncate", "window"], default="truncate",
                        help="texts longer than the embedder reads: truncate, or window and mean-pool")
-    parser.add_argument("--llm", choices=["rule", "extract", "local", "llamacpp", "openai"], default="extract",
-                       help="CNM backend for chop: extract (default: learns the library, no model), rule-based (a "
-                            "fixed lexicon, no model), local SmolLM2 through transformers "
-                            "or llama.cpp (in-process, JSON-constrained), or OpenAI-compatible")
-    parser.add_argument("--chat", choices=["local", "llamacpp", "openai"],
-                        help="chat model for generated answers and questions and lumber (default: --llm's when "
-                             "that is a chat model, else local)")
-    parser.add_argument("--llm-model", help="chat model (openai: a model name; local: a Hugging Face folder)")
-    parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (OpenAI, Ollama, vLLM, llama.cpp)")
-    parser.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per LLM request")
+    from core.settings import CHAT_BACKENDS, CNM_BACKENDS
+
+    # each flag's old name (the second) is still taken
+    parser.add_argument("--cnm-backend", "--llm", dest="cnm_backend", choices=CNM_BACKENDS, default="extract",
+                        help="what tags chop's chunks with their CNM: extract (default: learns the library, no "
+                             "model), rule (a fixed lexicon, no model), local SmolLM2 through transformers or "
+                             "llamacpp (in-process, JSON-constrained), or openai (an OpenAI-compatible server)")
+    parser.add_argument("--chat-backend", "--chat", dest="chat_backend", choices=CHAT_BACKENDS,
+                        help="what writes generated answers and questions and lumber's decisions (default: "
+                             "--cnm-backend's when that is a chat model, else local)")
+    parser.add_argument("--model-name", "--llm-model", dest="model_name",
+                        help="the model both backends run (openai: a model name on the server; llamacpp: a .gguf; "
+                             "local: a Hugging Face folder or id)")
+    parser.add_argument("--model-server-url", "--llm-base-url", dest="model_server_url",
+                        help="the OpenAI-compatible server of the openai backends (OpenAI, Ollama, vLLM, llama.cpp)")
+    parser.add_argument("--model-timeout", "--llm-timeout", dest="model_timeout", type=float, default=60.0,
+                        help="seconds per request to a model server")
     parser.add_argument("--scorer-model", default=None,
                        help="causal LM for lg/lgmgc: the bundled SmolLM2 (default), a local folder or an HF id")
     parser.add_argument("--eos-mode", choices=EOS_MODES, default="eos",
@@ -114,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="for --rerank model: a sentence-transformers CrossEncoder folder or a /rerank server URL")
     bench.add_argument("--answers", type=int, default=0, metavar="N",
                        help="generate answers for the first N questions with a reference answer (the chat model: "
-                            "--llm openai/local) and report token F1 and ROUGE-L; 0 (default) skips it")
+                            "--chat-backend) and report token F1 and ROUGE-L; 0 (default) skips it")
     bench.add_argument("--answer-k", type=int, default=3, metavar="K", help="answer from each chunker's top K")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     bench.add_argument("--executor", choices=["local", "ray"], default="local",
@@ -165,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "quote: the model writes the question and quotes its evidence")
     questions.add_argument("--seed", type=int, default=0, help="which passages are drawn")
     _service_flags(questions)
-    questions.set_defaults(llm="llamacpp")  # a chat model writes the questions; rule / extract are not chat models
+    # a chat model writes the questions; rule / extract are not chat models
+    questions.set_defaults(cnm_backend="llamacpp")
     return parser
 
 
@@ -196,14 +204,14 @@ def settings_from_flags(args: argparse.Namespace):
         raise ChunkLensError(f"--chroma wants HOST:PORT, got '{chroma}'")
     values = {"embedder": args.embedder or Settings.model_fields["embedder"].default,
               "embedder_base_url": getattr(args, "embedder_base_url", None) or "", "long_text": args.long_text,
-              "llm": args.llm,
-              "llm_model": args.llm_model or "", "llm_base_url": args.llm_base_url or "",
-              "llm_timeout": args.llm_timeout, "scorer_model": args.scorer_model or "", "eos_mode": args.eos_mode,
+              "cnm_backend": args.cnm_backend,
+              "model_name": args.model_name or "", "model_server_url": args.model_server_url or "",
+              "model_timeout": args.model_timeout, "scorer_model": args.scorer_model or "", "eos_mode": args.eos_mode,
               "scorer_dtype": args.scorer_dtype, "scorer_engine": args.scorer_engine,
               "chroma_server": chroma, "retrieval": retrieval.mode,
               "fusion": retrieval.fusion, "lexical_weight": retrieval.lexical_weight,
               "rerank_model": getattr(args, "rerank_model", None) or ""}
-    for flag in ("chat", "rerank", "rerank_depth", "rerank_weight"):
+    for flag in ("chat_backend", "rerank", "rerank_depth", "rerank_weight"):
         if getattr(args, flag, None) is not None:
             values[flag] = getattr(args, flag)
     if args.workspace:

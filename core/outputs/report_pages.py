@@ -42,7 +42,7 @@ def app_settings(services: Any, results: Mapping[str, Any], retrieval: Any, join
     described = retrieval.describe()
     details = ", ".join(f"{k} {v}" for k, v in described.items() if k not in ("mode", "lexical"))
     out = {"ChunkLens": core.__version__, "embedder": services.embedder.key,
-           "long-text policy": services.settings.long_text, "CNM backend": services.settings.llm,
+           "long-text policy": services.settings.long_text, "CNM backend": services.settings.cnm_backend,
            "retrieval": described.get("mode", "dense") + (f" ({details})" if details else ""),
            "documents": "joined into one stream" if joined else "separate"}
     for spec, r in results.items():

@@ -258,12 +258,12 @@ def test_the_chat_model_is_a_setting_of_its_own_and_an_old_settings_file_keeps_i
     at = click(app, "Save settings")
     assert not at.exception and "chat: llamacpp" in at.sidebar.caption[-1].value
     saved = load_settings(tmp_path / "ws")
-    assert (saved.llm, saved.chat) == ("extract", "llamacpp")
+    assert (saved.cnm_backend, saved.chat_backend) == ("extract", "llamacpp")
     assert build_services(saved, needs={"chat"}).chat.key.startswith("llamacpp:")
     path = tmp_path / "ws" / "settings.json"
-    old = {k: v for k, v in json.loads(path.read_text()).items() if k != "chat"} | {"llm": "openai"}
-    path.write_text(json.dumps(old))
-    assert load_settings(tmp_path / "ws").chat == "openai"
+    old = {k: v for k, v in json.loads(path.read_text()).items() if not k.endswith("_backend")} | {"llm": "openai"}
+    path.write_text(json.dumps(old))  # saved before either backend had its own name: the CNM backend chose both
+    assert load_settings(tmp_path / "ws").chat_backend == "openai"
 
 
 def test_the_reranker_setting_persists(app, tmp_path):

@@ -19,7 +19,7 @@ def test_the_documents_page_generates_a_qa_set_for_the_library(tmp_path, monkeyp
     lib = Library(Workspace.open(tmp_path / "ws").uploads, at.query_params["lib"])
     manuals = ROOT / "sample_data" / "manuals"
     lib.add([(p.name, p.read_bytes()) for p in (manuals / "fan-F30.md", manuals / "fan-T12.md")])
-    at.session_state["settings"] = at.session_state["settings"].model_copy(update={"chat": "llamacpp"})
+    at.session_state["settings"] = at.session_state["settings"].model_copy(update={"chat_backend": "llamacpp"})
     at.switch_page("pages/documents.py").run()
     [n] = [x for x in at.number_input if x.label == "Questions"]
     n.set_value(3).run()

@@ -130,8 +130,8 @@ def test_errors_and_reprs_of_the_backend_hold_no_key(tmp_path, llm_server):
     from core.services import build_services
     from core.settings import Settings
 
-    services = build_services(Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m",
-                                       llm_base_url=llm_server), KeyRing(session_key=CANARY))
+    services = build_services(Settings(workspace=str(tmp_path / "ws"), cnm_backend="openai", model_name="m",
+                                       model_server_url=llm_server), KeyRing(session_key=CANARY))
     backend = services.get("llm").client.backend
     assert backend.client.api_key == CANARY  # the key is there to be used...
     shown_in = (repr(services), repr(services.get("llm")), repr(services.chat), repr(backend), str(services.settings))
@@ -165,7 +165,7 @@ def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_
     from core.settings import Settings
 
     url = llm_server.replace("http://", f"http://alice:{URL_PASSWORD}@")
-    settings = Settings(workspace=str(tmp_path / "ws"), llm="openai", llm_model="m", llm_base_url=url,
+    settings = Settings(workspace=str(tmp_path / "ws"), cnm_backend="openai", model_name="m", model_server_url=url,
                         embedder="openai:nomic-embed-text", embedder_base_url=url)
     services = build_services(settings, needs=("llm",))
     backend = services.get("llm").client.backend
@@ -184,7 +184,7 @@ def test_a_password_in_a_base_url_is_kept_for_the_request_and_shown_nowhere(tmp_
     ws = Workspace.open(tmp_path / "ws")
     with zipfile.ZipFile(io.BytesIO(export_archive(ws, settings, operator_fields=True))) as zf:
         exported = json.loads(zf.read("settings.json"))
-    assert exported["llm_base_url"] == exported["embedder_base_url"] == llm_server
+    assert exported["model_server_url"] == exported["embedder_base_url"] == llm_server
 
 
 def test_a_password_in_an_unreachable_base_url_stays_out_of_the_error_line():

@@ -23,14 +23,14 @@ def test_the_services_cache_keeps_at_most_a_few_combinations_alive(monkeypatch, 
     state._services.clear()
     settings = Settings(workspace=str(tmp_path))
     try:
-        refs = [weakref.ref(state._services(settings.model_copy(update={"llm_timeout": 10.0 + i}).model_dump_json(),
+        refs = [weakref.ref(state._services(settings.model_copy(update={"model_timeout": 10.0 + i}).model_dump_json(),
                                             f"typed-key-{i}", KeyRing.operator([])))
                 for i in range(12)]
         gc.collect()
         alive = [i for i, ref in enumerate(refs) if ref() is not None]
         assert len(alive) <= MAX_CACHED_SERVICES
         assert alive == list(range(12 - len(alive), 12))  # the most recent ones are the ones kept
-        again = state._services(settings.model_copy(update={"llm_timeout": 21.0}).model_dump_json(), "typed-key-11",
+        again = state._services(settings.model_copy(update={"model_timeout": 21.0}).model_dump_json(), "typed-key-11",
                                 KeyRing.operator([]))
         assert again is refs[11]()  # still a cache: the latest combination is not built again
     finally:

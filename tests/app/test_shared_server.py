@@ -163,7 +163,7 @@ def test_a_visitors_library_export_holds_none_of_the_operators_addresses_or_mode
     password = "pw-CANARY-operator-5e0f"
     monkeypatch.setenv("CHUNKLENS_RERANK_MODEL", f"https://op:{password}@rerank.internal/v1")
     monkeypatch.setenv("CHUNKLENS_SCORER_MODEL", "/srv/operator-models/scorer")
-    monkeypatch.setenv("CHUNKLENS_LLM_BASE_URL", f"http://op:{password}@llm.internal/v1")
+    monkeypatch.setenv("CHUNKLENS_MODEL_SERVER_URL", f"http://op:{password}@llm.internal/v1")
     at = session(monkeypatch, tmp_path / "ws", mode="shared")
     at.switch_page("pages/documents.py").run()
     at = click(at, "Prepare export")
@@ -223,7 +223,7 @@ def test_a_local_save_keeps_addresses_out_of_the_settings_file(monkeypatch, tmp_
     at = type_into(session(monkeypatch, ws), {"LLM base URL": "http://user:secret@10.1.2.3:9/v1",
                                               "Chroma server (host:port)": "10.1.2.3:8000"})
     saved = load_settings(ws)
-    assert (saved.llm_base_url, saved.chroma_server) == ("", "")
+    assert (saved.model_server_url, saved.chroma_server) == ("", "")
     assert "secret" not in (ws / "settings.json").read_text()
     assert "secret" not in " ".join(c.value for c in at.sidebar.caption)
 
@@ -247,8 +247,8 @@ def test_a_shared_server_hides_the_paid_chat_model_and_refuses_a_forged_choice(m
     at = session(monkeypatch, tmp_path / "ws", mode="shared")
     [chat] = [s for s in at.selectbox if s.label.startswith("Chat model")]
     assert "OpenAI-compatible" not in chat.options and "local SmolLM2 (llama.cpp, JSON)" in chat.options
-    forged = visitor_choice(ServerConfig(), Settings(), Settings(chat="openai"))
-    assert forged.chat == "local"
+    forged = visitor_choice(ServerConfig(), Settings(), Settings(chat_backend="openai"))
+    assert forged.chat_backend == "local"
 
 
 def test_a_visit_without_a_library_address_makes_no_folder(monkeypatch, tmp_path):
@@ -298,13 +298,13 @@ def test_a_visitors_run_stops_at_the_operators_limit_on_paid_requests(monkeypatc
     chat = ChatRecorder()
     try:
         config = tmp_path / "server.toml"
-        config.write_text(f'offer_paid_backends = true\nllm_requests_per_run = 5\nllm_base_url = "{chat.url}"\n')
+        config.write_text(f'offer_paid_backends = true\nllm_requests_per_run = 5\nmodel_server_url = "{chat.url}"\n')
         monkeypatch.setenv("CHUNKLENS_CONFIG", str(config))
         at = session(monkeypatch, tmp_path / "ws", mode="shared")
         [llm] = [s for s in at.selectbox if s.label == "CNM backend (CHOP)"]
         llm.select("openai")
         at = click(at, "Save settings")
-        assert at.session_state["settings"].llm == "openai"
+        assert at.session_state["settings"].cnm_backend == "openai"
         at.session_state["specs"] = ["chop:size=24:overlap=0"]
         at.switch_page("pages/documents.py").run()
         text = b"\n\n".join(b"Clean the fan blades of the Breeze 200 every month with a dry cloth, section %d." % i

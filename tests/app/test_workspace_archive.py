@@ -55,7 +55,7 @@ def source(tmp_path):
     edit = CnmEdit(chop.chunks[3].chunk_id, cnm={"category": "fan", "nouns": ["fan blade"], "model": "ZZ9",
                                                   "confidence": 1.0})
     EditLog(lib.edits_dir).append(run_key(docs, chop.identity), "chop", [edit])
-    settings = Settings(workspace=str(ws.root), top_k=7, llm_model="gpt-x", max_upload_mb=12)
+    settings = Settings(workspace=str(ws.root), top_k=7, model_name="gpt-x", max_upload_mb=12)
     save_settings(settings, ws.root)
     return ws, lib, runs, settings
 
@@ -302,4 +302,4 @@ def test_importing_through_the_app_never_writes_the_servers_settings(source, tmp
     assert not at.exception and not at.error
     assert at.success[0].value.startswith("Imported 10 item(s)")  # 8 documents, the sample's questions, the edits
     assert not (server / "settings.json").exists()
-    assert at.session_state["settings"].top_k != 7 and load_settings(server).llm_model == ""
+    assert at.session_state["settings"].top_k != 7 and load_settings(server).model_name == ""

@@ -316,8 +316,8 @@ def test_bench_killed_twice_resumes_from_cached_answers_and_vectors(steps, tmp_p
     answers, vectors = ws / "cache" / "llm_answers.sqlite", ws / "cache" / "embeddings.sqlite"
     server = FaultServer(delay=0.2).start()
     # no reranker: its sentence vectors would join the cache while CHOP is searched, before the kill it waits for
-    args = ("--chunkers", f"{chop},{sentence}", "--llm", "openai", "--llm-model", "fault",
-            "--llm-base-url", server.base_url, "--rerank", "none")
+    args = ("--chunkers", f"{chop},{sentence}", "--cnm-backend", "openai", "--model-name", "fault",
+            "--model-server-url", server.base_url, "--rerank", "none")
     try:
         kill_when(start_bench(steps, ws, out, *args), lambda: rows(answers, "answers") >= 5)
         kept_answers = rows(answers, "answers")

@@ -51,8 +51,8 @@ def test_the_query_page_answers_with_each_chunkers_top_3(app_workspace, llama):
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.session_state["specs"] = ["naive-500t", "recursive"]
-    at.session_state["settings"] = Settings(workspace=str(app_workspace), llm="openai", llm_model="smollm2",
-                                            llm_base_url=llama.base_url)
+    at.session_state["settings"] = Settings(workspace=str(app_workspace), cnm_backend="openai", model_name="smollm2",
+                                            model_server_url=llama.base_url)
     at.run()
     load_sample(at)
     at.switch_page("pages/chunks.py").run()

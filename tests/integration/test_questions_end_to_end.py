@@ -94,7 +94,7 @@ def test_cli_answers_without_a_findable_quote_are_one_line_with_the_counts(tmp_p
     try:
         server.script(default="prose")
         proc = run_cli("questions", "--data", str(sample_folder()), "--n", "2", "--out", str(tmp_path / "out"),
-                       "--design", "quote", "--llm", "openai", "--llm-model", "fault", "--llm-base-url",
+                       "--design", "quote", "--cnm-backend", "openai", "--model-name", "fault", "--model-server-url",
                        server.base_url, workspace=tmp_path / "ws")
         assert server.requests() == 6  # 3 passages per question wanted, each asked once
     finally:

@@ -101,8 +101,8 @@ def test_an_llm_chunker_asks_the_server_from_rays_workers(local_ray, llama, tmp_
 
     def bench(name: str, *extra: str) -> dict:
         out = tmp_path / f"{name}.json"
-        assert main(["bench", "--data", str(data), "--chunkers", spec, "--llm", "openai", "--llm-base-url",
-                     llama.base_url, "--llm-model", "smollm2", "--quiet", "--workspace", str(ws), "--out", str(out),
+        assert main(["bench", "--data", str(data), "--chunkers", spec, "--cnm-backend", "openai", "--model-server-url",
+                     llama.base_url, "--model-name", "smollm2", "--quiet", "--workspace", str(ws), "--out", str(out),
                      *extra]) == 0
         return json.loads(out.read_text())
 

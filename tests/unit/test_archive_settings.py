@@ -19,10 +19,10 @@ PASSWORD = "pw-CANARY-rerank-7d21"
 OPERATOR = {
     "rerank_model": f"https://op:{PASSWORD}@rerank.internal:9000/v1",
     "embedder_base_url": f"http://op:{PASSWORD}@emb.internal/v1",
-    "llm_base_url": f"http://op:{PASSWORD}@llm.internal/v1",
+    "model_server_url": f"http://op:{PASSWORD}@llm.internal/v1",
     "chroma_server": f"op:{PASSWORD}@chroma.internal:8000",
     "scorer_model": "/srv/operator-models/scorer",
-    "llm_model": "/srv/operator-models/chat.gguf",
+    "model_name": "/srv/operator-models/chat.gguf",
     "max_upload_mb": 7,
 }
 
@@ -63,7 +63,7 @@ def test_an_operators_own_export_keeps_every_address_without_its_credentials(lib
     exported = json.loads(files["settings.json"])
     assert {k: exported[k] for k in ADDRESS_FIELDS} == {
         "rerank_model": "https://rerank.internal:9000/v1", "embedder_base_url": "http://emb.internal/v1",
-        "llm_base_url": "http://llm.internal/v1", "chroma_server": "chroma.internal:8000"}
+        "model_server_url": "http://llm.internal/v1", "chroma_server": "chroma.internal:8000"}
     assert exported["scorer_model"] == OPERATOR["scorer_model"] and exported["max_upload_mb"] == 7
     assert "workspace" not in exported
 

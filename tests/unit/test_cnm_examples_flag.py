@@ -23,7 +23,7 @@ def bench(tmp_path, monkeypatch, capsys):
     def run(examples: dict, *flags: str) -> tuple[int, str]:
         path = tmp_path / "examples.json"
         path.write_text(json.dumps(examples))
-        status = main(["bench", "--data", str(sample_folder()), "--chunkers", "chop", "--llm", "rule",
+        status = main(["bench", "--data", str(sample_folder()), "--chunkers", "chop", "--cnm-backend", "rule",
                        "--cnm-examples", str(path), *flags])
         return status, capsys.readouterr().err
 

@@ -56,7 +56,7 @@ def test_the_setting_and_the_flag_name_the_backend(tmp_path):
     from core.llm.llamacpp_backend import LlamaCppChat
     from core.services import build_services
 
-    args = build_parser().parse_args(["bench", "--data", "x", "--chunkers", "chop,lumber", "--llm", "llamacpp",
+    args = build_parser().parse_args(["bench", "--data", "x", "--chunkers", "chop,lumber", "--cnm-backend", "llamacpp",
                                       "--workspace", str(tmp_path)])
     services = build_services(settings_from_flags(args), needs={"llm", "chat"})
     assert isinstance(services.get("llm"), PromptedCnm) and isinstance(services.get("llm").client.backend, LlamaCppChat)

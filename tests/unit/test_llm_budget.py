@@ -93,23 +93,24 @@ def test_a_visitor_hour_is_counted_across_runs_and_frees_after_an_hour():
 def test_paid_backends_are_hidden_from_visitors_unless_the_operator_offers_them(tmp_path):
     kinds = ("rule", "extract", "openai")
     hidden = load_server_config(tmp_path / "none.toml", {})
-    assert hidden.offered_llms("shared", kinds) == ["rule", "extract"]
-    assert hidden.offered_llms("local", kinds) == list(kinds)  # a local user pays for their own requests
+    assert hidden.offered_backends("shared", kinds) == ["rule", "extract"]
+    assert hidden.offered_backends("local", kinds) == list(kinds)  # a local user pays for their own requests
     offered = load_server_config(tmp_path / "none.toml", {"CHUNKLENS_OFFER_PAID_BACKENDS": "true",
                                                           "CHUNKLENS_LLM_REQUESTS_PER_RUN": "7"})
-    assert offered.offered_llms("shared", kinds) == list(kinds) and offered.llm_requests_per_run == 7
+    assert offered.offered_backends("shared", kinds) == list(kinds) and offered.llm_requests_per_run == 7
     assert "not offered" in hidden.describe()["paid LLM backends"]
 
 
 def test_a_saved_or_forged_paid_choice_falls_back_to_a_free_backend():
     config = ServerConfig(workspace="ws")
-    current = session_settings("shared", config, None, {"llm": "openai"})
-    assert current.llm == "extract"
-    submitted = current.model_copy(update={"llm": "openai"})
-    assert visitor_choice(config, current, submitted).llm == "extract"
-    assert visitor_choice(config, current, current.model_copy(update={"llm": "rule"})).llm == "rule"
+    current = session_settings("shared", config, None, {"cnm_backend": "openai"})
+    assert current.cnm_backend == "extract"
+    assert session_settings("shared", config, None, {"llm": "openai"}).cnm_backend == "extract"  # by its old name
+    submitted = current.model_copy(update={"cnm_backend": "openai"})
+    assert visitor_choice(config, current, submitted).cnm_backend == "extract"
+    assert visitor_choice(config, current, current.model_copy(update={"cnm_backend": "rule"})).cnm_backend == "rule"
     open_config = ServerConfig(workspace="ws", offer_paid_backends=True)
-    assert visitor_choice(open_config, current, submitted).llm == "openai"
+    assert visitor_choice(open_config, current, submitted).cnm_backend == "openai"
     assert isinstance(current, Settings)
 
 

@@ -121,7 +121,7 @@ def test_a_file_that_waits_too_long_for_a_reader_is_refused_in_one_line(pool, mo
 
 
 def test_a_worker_starts_without_the_servers_keys(monkeypatch):
-    secrets = {"OPENAI_API_KEY": "sk-server-CANARY-77", "CHUNKLENS_LLM_BASE_URL": "http://user:pw@10.0.0.5/v1",
+    secrets = {"OPENAI_API_KEY": "sk-server-CANARY-77", "CHUNKLENS_MODEL_SERVER_URL": "http://user:pw@10.0.0.5/v1",
                "AWS_SECRET_ACCESS_KEY": "CANARY-aws", "HF_TOKEN": "hf_CANARY"}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)

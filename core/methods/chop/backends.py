@@ -39,8 +39,8 @@ def make_cnm_backend(kind: str, cache_dir: Path, embedder: Any = None,
 
 @register_service("llm")
 def cnm_backend(settings: Settings, ws: Workspace, built: ChunkerContext, keys: KeyRing) -> Any:
-    chat = {"model": settings.llm_model or None, "base_url": settings.llm_base_url or None,
-            "api_key": keys.key_for(settings.llm_base_url),
-            "timeout": settings.llm_timeout}
-    return make_cnm_backend(settings.llm, ws.cache, embedder=built.embedder,
-                            **({} if settings.llm in ("rule", "extract") else chat))
+    chat = {"model": settings.model_name or None, "base_url": settings.model_server_url or None,
+            "api_key": keys.key_for(settings.model_server_url),
+            "timeout": settings.model_timeout}
+    return make_cnm_backend(settings.cnm_backend, ws.cache, embedder=built.embedder,
+                            **({} if settings.cnm_backend in ("rule", "extract") else chat))
