@@ -1,6 +1,7 @@
 """A metric at a cut-off, as a typed pair: what code names when it asks a report for a figure ("hit at 1"), so
 a misspelt metric is a type error and not a silent None. A bench report file keys each figure as
-"<metric>@<k>" (the JSON contract, never renamed); `MetricAt.key` is the one place that spells that key.
+"<metric>@<k>" (the JSON contract, never renamed); outside the report's own reader (`core.evaluation.results`),
+`MetricAt.key` is the one place that spells that key.
 
 A report's paired comparisons also cover scores that are not a metric at k (the Chroma protocol's
 `span_precision_omega`): they travel as `ScoreKey`, the name a report's own `pairs` give, so code can hand
