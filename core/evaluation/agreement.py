@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from scipy.stats import kendalltau
 
@@ -27,7 +27,18 @@ def _best(scores: Mapping[str, float]) -> list[str]:
     return sorted(c for c, v in scores.items() if math.isclose(v, top, abs_tol=1e-12))
 
 
-def ranking_agreement(gold: Mapping[str, float], generated: Mapping[str, float]) -> dict[str, Any]:
+class RankingAgreement(TypedDict):
+    """Two sets' rankings of the chunkers both scored, as an agreement study writes them."""
+
+    chunkers: list[str]
+    tau: float | None  # None where one set scored every chunker alike
+    p_value: float | None
+    best_gold: list[str]
+    best_generated: list[str]
+    top1_agree: bool
+
+
+def ranking_agreement(gold: Mapping[str, float], generated: Mapping[str, float]) -> RankingAgreement:
     """Kendall's tau-b of the chunkers' scores on two sets (the chunkers both have), and top-1 agreement."""
     names = [c for c in gold if c in generated]
     if len(names) < 2:
@@ -41,7 +52,7 @@ def ranking_agreement(gold: Mapping[str, float], generated: Mapping[str, float])
 
 
 def report_agreement(gold: Mapping[str, Any], generated: Mapping[str, Any],
-                     metrics: Sequence[str] = AGREEMENT_METRICS) -> dict[str, dict[str, Any]]:
+                     metrics: Sequence[str] = AGREEMENT_METRICS) -> dict[str, RankingAgreement]:
     """`ranking_agreement` for each metric, between two `python -m core bench` reports."""
     out = {}
     for m in metrics:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
 from core.evaluation.significance import ALPHA, headline_metrics, holm, intervals, sign_flip_p
 from core.infra.errors import ChunkLensError
-from core.infra.jsonio import loads_checked
+from core.infra.jsonio import JsonObject, loads_checked
 
 #: the committed study the app quotes (docs/results, written by `python -m bench.embedder_choice`)
 STUDY_FILE = "embedder_choice.json"
@@ -30,12 +30,71 @@ def lower_is_better(metric: str) -> bool:
     return metric.startswith(LOWER_IS_BETTER)
 
 
+class PairDiff(TypedDict):
+    """One chunker on one metric, new embedder against old: the per-question mean difference new - old, its
+    interval, p before and after Holm's correction, and whether it is a loss."""
+
+    chunker: str
+    metric: str
+    old: float
+    new: float
+    diff: float
+    ci95: list[float]
+    p: float
+    p_holm: float
+    significant: bool
+    worse: bool
+
+
+class SetPairDiff(PairDiff):
+    """A pair named with its set, as the study lists its significant pairs and its largest loss."""
+
+    set: str
+
+
+class PairedSet(TypedDict):
+    """One set's comparison (`paired_set`)."""
+
+    set: str
+    dataset: str | None
+    n_questions: int
+    chunkers: list[str]
+    metrics: list[str]
+    old_embedder: str | None
+    new_embedder: str | None
+    pairs: list[PairDiff]
+
+
+class ReportPair(TypedDict):
+    """The two report files a set was compared from (what `python -m bench.embedder_choice` adds)."""
+
+    set: str
+    old: str
+    new: str
+
+
+class EmbedderStudy(TypedDict):
+    """The whole study (`embedder_study`), as docs/results/embedder_choice.json holds it."""
+
+    old: str
+    new: str
+    alpha: float
+    rule: str
+    switch: bool
+    significant_pairs: list[SetPairDiff]
+    largest_loss: SetPairDiff | None
+    uncorrected_below_alpha: int
+    pairs_compared: int
+    sets: list[PairedSet]
+    reports: NotRequired[list[ReportPair]]
+
+
 def _ks(report: Mapping[str, Any]) -> list[int]:
     return [int(k) for k in report["k"]]
 
 
 def paired_set(name: str, old: Mapping[str, Any], new: Mapping[str, Any],
-               metrics: Sequence[str] | None = None) -> dict[str, Any]:
+               metrics: Sequence[str] | None = None) -> PairedSet:
     """One set's comparison: every chunker both reports ran, on `metrics` (default: the headline metrics), each
     pair new - old with its interval, p and Holm-corrected p. The reports must have asked the same questions in
     the same order, at the same k, under the same retrieval; anything else is refused in one line."""
@@ -62,7 +121,7 @@ def paired_set(name: str, old: Mapping[str, Any], new: Mapping[str, Any],
     table = np.vstack(diffs)
     bounds, pvalues = intervals(table), sign_flip_p(table)
     adjusted = holm(list(pvalues))
-    pairs = []
+    pairs: list[PairDiff] = []
     for j, (chunker, metric) in enumerate(rows):
         was, now = old["results"][chunker][metric], new["results"][chunker][metric]
         pairs.append({"chunker": chunker, "metric": metric, "old": was, "new": now, "diff": float(table[j].mean()),
@@ -74,11 +133,12 @@ def paired_set(name: str, old: Mapping[str, Any], new: Mapping[str, Any],
             "pairs": pairs}
 
 
-def embedder_study(old_spec: str, new_spec: str, sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def embedder_study(old_spec: str, new_spec: str, sets: Sequence[PairedSet]) -> EmbedderStudy:
     """The whole study from `paired_set` results: the decision (switch only if no pair is significant on any
     set) and, whatever it is, what the new embedder costs: its significant pairs, and its largest loss."""
-    significant = [{"set": s["set"], **p} for s in sets for p in s["pairs"] if p["significant"]]
-    losses = [{"set": s["set"], **p} for s in sets for p in s["pairs"] if p["worse"]]
+    named: list[SetPairDiff] = [{"set": s["set"], **p} for s in sets for p in s["pairs"]]
+    significant = [p for p in named if p["significant"]]
+    losses = [p for p in named if p["worse"]]
     largest = max(losses, key=lambda p: abs(p["diff"]), default=None)
     return {"old": old_spec, "new": new_spec, "alpha": ALPHA,
             "rule": "switch the default only if no pair (same chunker, old embedder against new) is significant "
@@ -140,7 +200,7 @@ def _fmt_interval(ci: Sequence[float]) -> str:
     return f"[{_signed(ci[0])}, {_signed(ci[1])}]"
 
 
-def load_study(folder: Path) -> dict[str, Any] | None:
+def load_study(folder: Path) -> JsonObject | None:
     """The committed study in `folder`, or None when there is none or it cannot be read."""
     try:
         study = loads_checked((Path(folder) / STUDY_FILE).read_bytes())

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.infra.errors import ChunkLensError
-from core.infra.jsonio import loads_checked
+from core.infra.jsonio import JsonObject, loads_checked
 
 #: the fixture's figures and the report's keys for them at cut-off k (None: the key has no cut-off)
 FIGURES = (("recall", "span_recall"), ("precision", "span_precision"), ("precision_omega", "span_precision_omega"),
@@ -21,7 +21,7 @@ FIGURES = (("recall", "span_recall"), ("precision", "span_precision"), ("precisi
 HEADER = ["configuration", "run", "embedder", "recall", "precision", "precision Ω", "IoU"]
 
 
-def load_published(path: Path) -> dict[str, Any]:
+def load_published(path: Path) -> JsonObject:
     """A fixture of published figures; a ChunkLensError naming the file when it is not one."""
     try:
         data = loads_checked(Path(path).read_bytes())

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -172,6 +173,20 @@ def unanimous_needed(comparisons: int = 1, alpha: float = ALPHA) -> int:
     while max(1, comparisons) * 2.0 ** (1 - n) >= alpha:
         n += 1
     return n
+
+
+class PairJson(TypedDict):
+    """A paired comparison as a bench report holds it (`Pair.to_json` writes it), for code that reads a report's
+    `pairs`."""
+
+    a: str
+    b: str
+    metric: str
+    diff: float
+    ci95: list[float]
+    p: float
+    p_holm: float
+    significant: bool
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from core.evaluation.metric_at import MetricAt, ScoreKey, key_of
-from core.evaluation.significance import min_detectable, questions_needed
+from core.evaluation.significance import PairJson, min_detectable, questions_needed
 
 Report = Mapping[str, Any]
 LOWER_IS_BETTER = ("wrong_doc",)
@@ -44,7 +44,8 @@ def gain(pair: Mapping[str, Any]) -> tuple[float, float, float]:
     return sign * pair["diff"], low, high
 
 
-def pairs_on(report: Report, metric: str) -> list[dict[str, Any]]:
+def pairs_on(report: Report, metric: str) -> list[PairJson]:
+    """The report's paired comparisons on `metric`, as `Pair.to_json` wrote them."""
     return [p for p in report.get("pairs") or [] if p.get("metric") == metric]
 
 

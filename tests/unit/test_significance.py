@@ -244,3 +244,13 @@ def test_questions_needed_when_every_question_has_the_same_difference():
     assert questions_needed(1.0, 0.0) == unanimous_needed() == 6
     assert questions_needed(-1.0, 0.0, comparisons=5) == unanimous_needed(5) == 8
     assert questions_needed(0.0, 0.0) is None
+
+
+def test_a_reports_pair_is_read_as_it_is_written():
+    """`PairJson`, the type verdicts read a report's `pairs` as, names exactly the keys `Pair.to_json` writes, in
+    their order, so a key added to one and not the other fails here rather than in a reader."""
+    from core.evaluation.significance import Pair, PairJson
+
+    written = Pair("a", "b", "hit@1", 0.25, (0.1, 0.4), 0.01, 0.02).to_json()
+    assert list(written) == list(PairJson.__annotations__)
+    assert written["ci95"] == [0.1, 0.4] and written["significant"] is True
