@@ -13,8 +13,10 @@ import time
 import unicodedata
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from core.infra.errors import DocumentError
 from core.ingest import pdf as pdf_reader
@@ -238,7 +240,22 @@ def _pdf_text_isolated(name: str, data: bytes,
     return str(result["text"]), [int(start) for start in result["starts"]], outline
 
 
-def pdf_text_job(name: str, data: bytes, options: dict) -> dict:
+class PdfTextAnswer(TypedDict):
+    """What a `pdf_text` worker answers (`pdf_text_job`)."""
+
+    text: str
+    starts: list[int]
+    #: (offset, level, title) each: a tuple in the worker, a list once the answer is read as JSON
+    outline: Sequence[Sequence[int | str]]
+
+
+class DocxTextAnswer(TypedDict):
+    """What a `docx_text` worker answers (`docx_text_job`)."""
+
+    text: str
+
+
+def pdf_text_job(name: str, data: bytes, options: dict) -> PdfTextAnswer:
     """The worker's side of `_pdf_text_isolated`."""
     text, starts, outline = _pdf_text(name, data, PdfLimits(**options["limits"]))
     return {"text": text, "starts": starts, "outline": outline}
@@ -252,7 +269,7 @@ def _docx_text_isolated(name: str, data: bytes, limits: PdfLimits) -> str:
     return str(result["text"])
 
 
-def docx_text_job(name: str, data: bytes, options: dict) -> dict:
+def docx_text_job(name: str, data: bytes, options: dict) -> DocxTextAnswer:
     """The worker's side of `_docx_text_isolated`."""
     return {"text": _docx_text(name, data)}
 

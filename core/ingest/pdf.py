@@ -15,10 +15,10 @@ from __future__ import annotations
 import io
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from core.infra.errors import DocumentError
 
@@ -154,12 +154,29 @@ def page_layout(data: bytes, page_no: int, scale: float) -> tuple[PageLayout, by
     return PageLayout(found.text, boxes, width, height), png.getvalue()
 
 
-def page_job(name: str, data: bytes, options: dict) -> tuple[dict, bytes]:
+class PageAnswer(TypedDict):
+    """One drawn page in a `pdf_page` worker's answer: its `PageLayout`, and the length of its PNG, which follows
+    the pages before it in the answer's bytes."""
+
+    text: str
+    boxes: Sequence[Sequence[float] | None]  # a tuple each in the worker, a list once the answer is read as JSON
+    width: int
+    height: int
+    png: int
+
+
+class PagesAnswer(TypedDict):
+    """What a `pdf_page` worker answers (`page_job`)."""
+
+    pages: list[PageAnswer]
+
+
+def page_job(name: str, data: bytes, options: dict) -> tuple[PagesAnswer, bytes]:
     """The worker's side of the page view (`core.ingest.worker`): pages `options["pages"]` (0-based) at
     `options["scale"]`, as JSON-able layouts (each with its PNG's length) and the PNGs one after another."""
     from pypdfium2 import PdfiumError
 
-    layouts: list[dict] = []
+    layouts: list[PageAnswer] = []
     pngs: list[bytes] = []
     for number in options["pages"]:
         try:

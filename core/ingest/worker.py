@@ -29,12 +29,18 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, overload
 
 from core.infra.errors import DocumentError
+from core.infra.jsonio import JsonObject
 from core.ingest import reader_pool
+
+if TYPE_CHECKING:
+    from core.ingest.documents import DocxTextAnswer, PdfTextAnswer
+    from core.ingest.pdf import PagesAnswer
 
 #: What one file may cost its worker. PDFium holds a page's objects at a time; 1 GB of address space is several
 #: times what the largest real manual needs (a 2,000-page PDF reads in about 300 MB) and a fraction of a server.
@@ -43,7 +49,8 @@ MAX_WORKER_MEMORY = 1024 * 2**20
 START_UP_SECONDS = 20.0
 
 #: The jobs a worker may run: name -> "module:function". The function takes (name, data, options) and returns a
-#: JSON-able dict, and optionally bytes as a second value.
+#: JSON object of its own shape (a TypedDict beside it: `run_job`'s overloads name each job's), and optionally
+#: bytes as a second value.
 JOBS = {
     "pdf_text": "core.ingest.documents:pdf_text_job",
     "docx_text": "core.ingest.documents:docx_text_job",
@@ -74,9 +81,28 @@ class WorkerLimits:
     seconds: float = 120.0 + START_UP_SECONDS
 
 
-def run_job(job: str, name: str, data: bytes, options: dict[str, Any] | None = None,
-            limits: WorkerLimits | None = None) -> tuple[dict[str, Any], bytes]:
+@overload
+def run_job(job: Literal["pdf_text"], name: str, data: bytes, options: JsonObject | None = None,
+            limits: WorkerLimits | None = None) -> tuple[PdfTextAnswer, bytes]: ...
+
+
+@overload
+def run_job(job: Literal["docx_text"], name: str, data: bytes, options: JsonObject | None = None,
+            limits: WorkerLimits | None = None) -> tuple[DocxTextAnswer, bytes]: ...
+
+
+@overload
+def run_job(job: Literal["pdf_page"], name: str, data: bytes, options: JsonObject | None = None,
+            limits: WorkerLimits | None = None) -> tuple[PagesAnswer, bytes]: ...
+
+
+def run_job(job: str, name: str, data: bytes, options: JsonObject | None = None,
+            limits: WorkerLimits | None = None) -> tuple[Mapping[str, object], bytes]:
     """Run `job` on the file `name` (its bytes `data`) in a fresh worker process: (its result, its bytes).
+
+    The result is typed by the job's overload: a worker that answers without an error ran that job's function, and
+    the answer is what the function returned, through JSON (which its answer type allows for: a tuple comes back
+    as a list).
 
     Every failure is a DocumentError of one line naming the file: the job's own refusals as they were raised,
     and the worker's end when it ran out of memory, crashed or passed its time limit."""
@@ -105,7 +131,7 @@ def worker_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _run(name: str, request: bytes, limits: WorkerLimits) -> tuple[dict[str, Any], bytes]:
+def _run(name: str, request: bytes, limits: WorkerLimits) -> tuple[JsonObject, bytes]:
     """Start one worker, hand it `request` (header line and file), and read its answer."""
     env = worker_environment()
     with subprocess.Popen([sys.executable, "-m", "core.ingest.worker"], stdin=subprocess.PIPE,
@@ -120,7 +146,7 @@ def _run(name: str, request: bytes, limits: WorkerLimits) -> tuple[dict[str, Any
     return _answer(name, proc.returncode, out, err, limits)
 
 
-def _answer(name: str, code: int, out: bytes, err: bytes, limits: WorkerLimits) -> tuple[dict[str, Any], bytes]:
+def _answer(name: str, code: int, out: bytes, err: bytes, limits: WorkerLimits) -> tuple[JsonObject, bytes]:
     """The worker's result, or the DocumentError its answer or its end stands for."""
     head, _, payload = out.partition(b"\n")
     try:

@@ -105,3 +105,24 @@ def test_cached_pages_belong_to_their_pdf_not_to_its_text(tmp_path):
         (tmp_path / folder / "a.pdf").write_bytes(data)
     from_files = [load_page(doc_top, tmp_path / folder / "a.pdf", 1) for folder in ("one", "two")]
     assert from_files[0].boxes == first.boxes and from_files[1].boxes == second.boxes
+
+
+def test_each_jobs_answer_has_the_keys_its_answer_type_names():
+    """`run_job`'s overloads type each job's answer (PdfTextAnswer, DocxTextAnswer, PagesAnswer): what a worker
+    really sends back has exactly those keys, so the types the page view and the loaders read by are the answer's."""
+    from dataclasses import asdict
+
+    from core.ingest.documents import DocxTextAnswer, PdfTextAnswer
+    from core.ingest.pdf import PageAnswer, PagesAnswer
+
+    pdf = make_pdf(["Clean the filter every two weeks.", "E4: the sensor failed."])
+    text, _ = run_job("pdf_text", "a.pdf", pdf, {"limits": asdict(PdfLimits())})
+    assert set(text) == set(PdfTextAnswer.__annotations__) and len(text["starts"]) == 2
+    assert isinstance(text["text"], str) and "sensor" in text["text"]
+    docx, _ = run_job("docx_text", "a.docx", docx_bytes("Descale monthly."), {})
+    assert set(docx) == set(DocxTextAnswer.__annotations__) and "Descale" in docx["text"]
+    pages, pngs = run_job("pdf_page", "a.pdf", pdf, {"pages": [1], "scale": 1.0})
+    assert set(pages) == set(PagesAnswer.__annotations__) and len(pages["pages"]) == 1
+    page = pages["pages"][0]
+    assert set(page) == set(PageAnswer.__annotations__) and page["png"] == len(pngs) > 0
+    assert all(box is None or len(box) == 4 for box in page["boxes"])
