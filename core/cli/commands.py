@@ -17,7 +17,11 @@ from core.infra.errors import ChunkLensError
 if TYPE_CHECKING:  # tqdm is imported when the first bar is drawn
     from tqdm import tqdm
 
+    from core.evaluation.plan import BenchSet
     from core.evaluation.results import BenchReport
+    from core.infra.keys import KeyRing
+    from core.ingest.datasets import QADataset
+    from core.settings import Settings
 
 
 class _Bars:
@@ -44,13 +48,17 @@ class _Bars:
 def _services(settings, needs: set[str]):
     """The services the chunkers need (`core.services.needs_of`), through the app's builder; the callers check
     flags and specs first, so they fail before any slow work."""
-    from core.infra.keys import KeyRing
     from core.services import build_services
 
     quiet_libraries()
-    # the command line is the operator's: its base URLs may receive the server's key (core.infra.keys)
-    keys = KeyRing.operator([settings.embedder_base_url, settings.model_server_url, settings.rerank_model])
-    return build_services(settings, keys, needs=needs)
+    return build_services(settings, _operator_keys(settings), needs=needs)
+
+
+def _operator_keys(settings: Settings) -> KeyRing:
+    """The command line is the operator's: its base URLs may receive the server's key (`core.infra.keys`)."""
+    from core.infra.keys import KeyRing
+
+    return KeyRing.operator([settings.embedder_base_url, settings.model_server_url, settings.rerank_model])
 
 
 def _check_examples(path: Path, dataset, examples: dict[str, dict[str, str]]) -> None:
@@ -71,8 +79,42 @@ def _check_examples(path: Path, dataset, examples: dict[str, dict[str, str]]) ->
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    """The flags read once into a plan (a bad one is one line, before any slow work), the plan run set by set with
+    each set's table printed as it is done, and every report written to --out."""
     from core.cli.protocol import apply_protocol
-    from core.evaluation.bench import BenchOptions, bench_dataset
+    from core.evaluation.bench import BenchOptions
+    from core.evaluation.plan import BenchPlan, RayCluster, run_bench
+
+    args = apply_protocol(args)  # a protocol's preset, before the flags become settings
+    settings = settings_from_flags(args)  # bad flags fail before slow work
+    ray = getattr(args, "executor", "local") == "ray"
+    if getattr(args, "ray_address", None) and not ray:
+        raise ChunkLensError("--ray-address goes with --executor ray")
+    if args.answers < 0 or args.answer_k < 1:
+        raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
+    options = BenchOptions(args.k, args.qualify_queries, args.join, settings.retrieval_settings(), args.answers,
+                           args.answer_k, protocol=args.protocol)
+    plan = BenchPlan(_bench_sets(args), list(args.chunkers), options, settings, _operator_keys(settings),
+                     RayCluster(args.ray_address) if ray else None)
+    quiet_libraries()
+    progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
+    reports = []
+    for report in run_bench(plan, progress, starting=_announce):
+        reports.append(report)
+        _print_report(report)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        payload = reports[0].to_json() if len(reports) == 1 else [r.to_json() for r in reports]
+        args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _bench_sets(args: argparse.Namespace) -> list[BenchSet]:
+    """The --data folders as the bench scores them: gold tags attached (--gold-cnm), the manuals CHOP is taught
+    from (--cnm-examples) kept out of its accuracy, then cut (--doc-ids, --max-docs) and sampled
+    (--sample-questions). A bad folder or examples file is one line here, before any slow work."""
+    from core.evaluation.plan import BenchSet, QuestionSample
     from core.ingest.datasets import (
         attach_gold,
         first_documents,
@@ -82,82 +124,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
         select_documents,
         without_gold,
     )
-    from core.services import needs_of
 
-    args = apply_protocol(args)  # a protocol's preset, before the flags become settings
-    settings = settings_from_flags(args)  # bad flags fail before slow work
-    if getattr(args, "ray_address", None) and getattr(args, "executor", "local") != "ray":
-        raise ChunkLensError("--ray-address goes with --executor ray")
-    if getattr(args, "executor", "local") == "ray":
-        from core.evaluation.ray_executor import cluster_address, import_ray
-
-        import_ray()  # not installed: one line naming the install command, before any slow work
-        if args.ray_address:
-            cluster_address(args.ray_address)  # likewise a malformed address
-    datasets = [load_dataset(d) for d in args.data]  # fail on a bad folder before any slow work
-    if args.gold_cnm:
-        datasets = [attach_gold(d, args.gold_cnm) for d in datasets]
-    examples = [read_cnm_examples(d, args.cnm_examples) if args.cnm_examples else None for d in datasets]
-    datasets = [without_gold(d, set(e)) if e else d for d, e in zip(datasets, examples)]
-    if args.doc_ids:
-        datasets = [select_documents(d, args.doc_ids) for d in datasets]
-    if args.max_docs:
-        datasets = [first_documents(d, args.max_docs) for d in datasets]
-    sampled = {}  # set name -> how many questions the whole set had, for the report's `question_sample`
-    if args.sample_questions is not None:
-        for i, d in enumerate(datasets):
-            datasets[i] = sample_questions(d, args.sample_questions, args.sample_seed)
-            sampled[datasets[i].name] = len(d.questions)
-    for ds, taught in zip(datasets, examples):
+    sets = []
+    for folder in args.data:
+        ds = load_dataset(folder)
+        if args.gold_cnm:
+            ds = attach_gold(ds, args.gold_cnm)
+        taught = read_cnm_examples(ds, args.cnm_examples) if args.cnm_examples else None
+        if taught:
+            ds = without_gold(ds, set(taught))
+        if args.doc_ids:
+            ds = select_documents(ds, args.doc_ids)
+        if args.max_docs:
+            ds = first_documents(ds, args.max_docs)
+        sample = None
+        if args.sample_questions is not None:
+            sample = QuestionSample(len(ds.questions), args.sample_seed)
+            ds = sample_questions(ds, args.sample_questions, args.sample_seed)
         if taught:
             _check_examples(args.cnm_examples, ds, taught)
-    needs = needs_of(args.chunkers)  # unknown names and bad parameters fail now, too
-    if args.answers < 0 or args.answer_k < 1:
-        raise ChunkLensError("--answers must be 0 or more and --answer-k at least 1")
-    services = _services(settings, needs | ({"chat"} if args.answers > 0 else set()))
-    progress = _Bars(not args.quiet and sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
-    reports = []
-    with _executor(args) as executor:
-        for ds, taught in zip(datasets, examples):
-            print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} "
-                  "questions", file=sys.stderr)
-            options = BenchOptions(args.k, args.qualify_queries, args.join, services.settings.retrieval_settings(),
-                                   args.answers, args.answer_k, cnm_examples=taught, protocol=args.protocol)
-            done = None
-            if executor is not None:  # the heavy stages on the executor's workers, into the caches the bench reads
-                from core.evaluation.prefetch import prefetch
-                from core.ingest.datasets import joined
-
-                documents = (joined(ds) if args.join else ds).documents
-                done = prefetch(documents, args.chunkers, services, executor, taught, progress)
-            report = bench_dataset(ds, args.chunkers, options, services, progress)
-            if done is not None:
-                report = report.with_llm_use(done.llm_use)
-            if ds.name in sampled:
-                report = report.adding("question_sample", {"scored": len(ds.questions), "of": sampled[ds.name],
-                                                           "seed": args.sample_seed, "stratified_by": "document"})
-            if done is not None:
-                report = report.adding("executor", {**done.to_json(), "address": args.ray_address or "local instance"})
-            reports.append(report)
-            _print_report(report)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        payload = reports[0].to_json() if len(reports) == 1 else [r.to_json() for r in reports]
-        args.out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    return 0
+        sets.append(BenchSet(ds, taught, sample))
+    return sets
 
 
-def _executor(args: argparse.Namespace):
-    """The bench's executor: None for `--executor local` (the bench does everything itself), else Ray's, started
-    or joined for the run (`core.evaluation.ray_executor`)."""
-    import contextlib
-
-    if getattr(args, "executor", "local") != "ray":
-        return contextlib.nullcontext(None)
-    from core.evaluation.ray_executor import ray_executor
-
-    return ray_executor(args.ray_address)
+def _announce(ds: QADataset) -> None:
+    print(f"{ds.name}: {len(ds.documents)} documents, {ds.n_chars:,} characters, {len(ds.questions)} questions",
+          file=sys.stderr)
 
 
 def _print_report(report: BenchReport) -> None:
