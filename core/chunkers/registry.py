@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Literal, Union, get_args, get_origin, get_type_hints
 
 from core.chunkers.base import NEED_NAMES, Chunker, ChunkerContext, MetadataPrefix, TitleRouting
 from core.infra.errors import ConfigError
@@ -132,7 +132,7 @@ def make_chunker(spec: str, context: ChunkerContext | None = None) -> Chunker:
     cls = chunker_class(spec)
     name, raw = parse_spec(spec)
     fields = param_types(cls)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for key, value in raw.items():
         if key not in fields:
             raise ConfigError(f"chunker '{name}' has no parameter '{key}' (has: {', '.join(fields) or 'none'})")

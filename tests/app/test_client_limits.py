@@ -49,7 +49,7 @@ def _run_chop_in(monkeypatch, ws, lib: str) -> list[str]:
 
 def test_two_library_ids_from_one_client_share_the_paid_request_hour(monkeypatch, tmp_path, chat):
     config = tmp_path / "server.toml"
-    config.write_text(f'offer_paid_backends = true\nllm_requests_per_hour = 5\nllm_base_url = "{chat.url}"\n')
+    config.write_text(f'offer_paid_backends = true\nllm_requests_per_hour = 5\nmodel_server_url = "{chat.url}"\n')
     monkeypatch.setenv("CHUNKLENS_CONFIG", str(config))
     monkeypatch.setenv("CHUNKLENS_MODE", "shared")
     monkeypatch.setattr(budget, "LEDGER", HourlyLedger())  # this test's hour only
