@@ -16,16 +16,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from core.infra.errors import ChunkLensError, ConfigError, StoreError
 from core.infra.urls import redact_url
-from core.schema.chunks import Chunk
+from core.schema.chunks import Chunk, StoreValue
+
+if TYPE_CHECKING:
+    from chromadb.api.types import Where
+    from chromadb.base_types import LiteralValue
 
 QUERY_BATCH = 64
 #: candidates HNSW keeps while it searches (Chroma's default: 100). The graph Chroma builds differs from one build
@@ -95,14 +99,22 @@ def collection_name(corpus_fingerprint: str, chunker_spec: str, embedder_key: st
     return f"cl-{digest[:32]}"
 
 
-def _metadata(chunk: Chunk, extra: Callable[[Chunk], dict[str, Any]] | None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end,
-                            "token_count": chunk.token_count, "index": chunk.index}
+def _metadata(chunk: Chunk, extra: Callable[[Chunk], Mapping[str, StoreValue]] | None) -> dict[str, StoreValue]:
+    """What Chroma keeps beside a chunk: its span's own fields, then the chunker's `store_metadata`."""
+    meta: dict[str, StoreValue] = {"doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end,
+                                   "token_count": chunk.token_count, "index": chunk.index}
     if chunk.parent_id:
         meta["parent_id"] = chunk.parent_id
     if extra is not None:
         meta.update(extra(chunk))  # the chunker's `store_metadata`
     return meta
+
+
+def one_of(field: str, values: Sequence[StoreValue]) -> Where:
+    """Chroma's filter (`where`) that keeps the chunks whose metadata `field` is one of `values`."""
+    kept: list[LiteralValue] = list(values)
+    inside: dict[Literal["$in", "$nin"], list[LiteralValue]] = {"$in": kept}
+    return {field: inside}
 
 
 class VectorStore:
@@ -144,12 +156,12 @@ class VectorStore:
         with self._guard("listing the indexes"):
             return name in {getattr(c, "name", c) for c in self.client.list_collections()}
 
-    def build(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, description: dict[str, Any],
+    def build(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, description: Mapping[str, StoreValue],
               progress: Callable[[int, int], None] | None = None,
-              metadata: Callable[[Chunk], dict[str, Any]] | None = None) -> None:
+              metadata: Callable[[Chunk], Mapping[str, StoreValue]] | None = None) -> None:
         """(Re)create collection `name` holding `chunks` with their vectors (and `metadata(chunk)` beside the
-        span's own fields); marked complete only at the end, so an interrupted build is never mistaken for a
-        finished one."""
+        span's own fields), the collection described by `description` (what it was built from); marked complete
+        only at the end, so an interrupted build is never mistaken for a finished one."""
         then = "then rerun: the vectors are cached, only the index is written again"
         self._open.pop(name, None)
         with self._guard(f"building index {name}", then):
@@ -187,7 +199,7 @@ class VectorStore:
         return self._open[name]
 
     def query(self, name: str, vectors: np.ndarray, k: int,
-              where: dict[str, Any] | None = None) -> list[list[tuple[str, float]]]:
+              where: Where | None = None) -> list[list[tuple[str, float]]]:
         """Top-k (chunk id, cosine similarity) for each query vector, optionally only among chunks whose
         metadata matches `where` (Chroma's own filter)."""
         with self._guard("searching", "then run the chunkers again if the index was lost"):
@@ -201,7 +213,7 @@ class VectorStore:
                 return self._query(name, vectors, k, where)
 
     def _query(self, name: str, vectors: np.ndarray, k: int,
-               where: dict[str, Any] | None) -> list[list[tuple[str, float]]]:
+               where: Where | None) -> list[list[tuple[str, float]]]:
         col, count = self._opened(name)
         k = min(k, count)
         if k <= 0:

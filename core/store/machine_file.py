@@ -18,10 +18,11 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.infra.jsonio import JsonObject, JsonValue
 from core.store.vector_checks import refused_text, select_blobs, sound_rows, tell_once
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def _stat(path: Path) -> tuple[int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def make_header(embedder: Embedder, files: Sequence[Path]) -> dict[str, Any]:
+def make_header(embedder: Embedder, files: Sequence[Path]) -> JsonObject:
     """The header `warm` writes for vectors of `embedder`, whose model is in `files`."""
     canaries = embedder.embed(list(CANARY_TEXTS))
     return {"format": FORMAT, "embedder": embedder.key, "dim": int(canaries.shape[1]),
@@ -77,13 +78,13 @@ def make_header(embedder: Embedder, files: Sequence[Path]) -> dict[str, Any]:
             "canaries": [{"text": t, "vector": v.tolist()} for t, v in zip(CANARY_TEXTS, canaries)]}
 
 
-def write_header(db: sqlite3.Connection, header: dict[str, Any]) -> None:
+def write_header(db: sqlite3.Connection, header: JsonObject) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS header (name TEXT PRIMARY KEY, value TEXT)")
     db.execute("INSERT OR REPLACE INTO header (name, value) VALUES ('header', ?)", (json.dumps(header),))
     db.commit()
 
 
-def read_header(db: sqlite3.Connection) -> dict[str, Any] | None:
+def read_header(db: sqlite3.Connection) -> JsonObject | None:
     """The file's header, None when it has none (sqlite3.Error for a file that is no database)."""
     has = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'header'").fetchone()
     row = db.execute("SELECT value FROM header WHERE name = 'header'").fetchone() if has else None
@@ -94,25 +95,21 @@ def read_header(db: sqlite3.Connection) -> dict[str, Any] | None:
     return header if isinstance(header, dict) else None
 
 
-def header_problem(header: dict[str, Any] | None, embedder: Embedder, files: Sequence[Path]) -> str | None:
+def header_problem(header: JsonObject | None, embedder: Embedder, files: Sequence[Path]) -> str | None:
     """Why vectors under `header` are not `embedder`'s, or None when they are."""
     if header is None or header.get("format") != FORMAT:
         return "it has no header saying which model made it"
     if header.get("embedder") != embedder.key:
         return f"it was made for the embedder '{str(header.get('embedder'))[:80]}'"
-    dim = getattr(embedder, "dim", None)
-    if not isinstance(header.get("dim"), int) or dim is not None and header["dim"] != dim:
+    dim, header_dim = getattr(embedder, "dim", None), _dim(header)
+    if header_dim is None or dim is not None and header_dim != dim:
         return f"its vectors have {str(header.get('dim'))[:20]} numbers, the embedder's {dim}"
     if header.get("model_digest") != model_digest(files):
         return "it was made by other model files"
-    try:
-        canaries = header["canaries"]
-        texts = [c["text"] for c in canaries]
-        stored = np.asarray([c["vector"] for c in canaries], dtype=np.float32)
-    except (TypeError, KeyError, ValueError):
+    canaries = _canaries(header.get("canaries"))
+    if canaries is None or not canaries[0] or canaries[1].shape != (len(canaries[0]), header_dim):
         return "its canary vectors are damaged"
-    if not texts or stored.shape != (len(texts), header["dim"]):
-        return "its canary vectors are damaged"
+    texts, stored = canaries
     try:
         now = embedder.embed(texts)
     except Exception as exc:  # noqa: BLE001 - any embedder's failure only costs the head start
@@ -120,6 +117,29 @@ def header_problem(header: dict[str, Any] | None, embedder: Embedder, files: Seq
     if now.shape != stored.shape or not np.allclose(now, stored, rtol=0, atol=CANARY_TOLERANCE):
         return "the model at hand no longer gives its canary vectors"
     return None
+
+
+def _dim(header: JsonObject | None) -> int | None:
+    """The vectors' length a header says (None: no header, or no whole number there)."""
+    dim = header.get("dim") if header else None
+    return dim if isinstance(dim, int) and not isinstance(dim, bool) else None
+
+
+def _canaries(value: JsonValue | None) -> tuple[list[str], np.ndarray] | None:
+    """The canary texts and their vectors as `make_header` writes them; None when they are not in that form."""
+    if not isinstance(value, list):
+        return None
+    texts: list[str] = []
+    vectors: list[JsonValue] = []
+    for c in value:
+        if not isinstance(c, dict) or not isinstance(text := c.get("text"), str):
+            return None
+        texts.append(text)
+        vectors.append(c.get("vector"))
+    try:
+        return texts, np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError):
+        return None
 
 
 def rows_problem(db: sqlite3.Connection, dim: int) -> str | None:
@@ -150,8 +170,9 @@ def file_problem(path: Path, embedder: Embedder, files: Sequence[Path], full: bo
         checked = [row[0] for row in db.execute("PRAGMA quick_check")]
         if checked != ["ok"]:
             return f"it is damaged ({'; '.join(map(str, checked))[:120]})"
-        assert header is not None, "header_problem refuses a file without a header"
-        return rows_problem(db, int(header["dim"]))
+        dim = _dim(header)
+        assert dim is not None, "header_problem refuses a file without a header saying the vectors' length"
+        return rows_problem(db, dim)
     except sqlite3.Error as exc:
         return f"it cannot be read ({exc})"
     finally:
@@ -182,8 +203,7 @@ def first_open_problem(path: Path, embedder: Embedder, files: Sequence[Path]) ->
 def _header_dim(path: Path) -> int | None:
     db = _open(path)
     try:
-        header = read_header(db)
-        return int(header["dim"]) if header else None
+        return _dim(read_header(db))
     except sqlite3.Error:
         return None
     finally:

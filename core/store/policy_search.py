@@ -21,6 +21,7 @@ from core.schema.chunks import Chunk, RetrievalPolicy
 from core.schema.hits import Hit, QueryTags
 from core.store.fusion import minmax
 from core.store.hits import ParentMerge, Units
+from core.store.index import one_of
 from core.store.searches import Probe
 
 
@@ -54,7 +55,7 @@ class PolicySearch:
             return Probe(query, vector)
         mask = None if self._value_of is None else np.isin(self._value_of, tags.values)
         return Probe(self.policy.residual_query(query, tags.tags), vector,
-                     {self.policy.store_field: {"$in": tags.values}}, mask)
+                     one_of(self.policy.store_field, tags.values), mask)
 
     def hits(self, probes: Sequence[Probe], tags: Sequence[QueryTags], k: int) -> list[list[Hit]]:
         """The top k hits of each probe (made by `probe` from the question and its `tags`)."""

@@ -28,6 +28,7 @@ import numpy as np
 
 from core import text as T
 from core.infra.errors import ChunkLensError, ConfigError
+from core.infra.jsonio import JsonObject
 from core.infra.urls import redact_url
 from core.schema.chunks import Chunk
 from core.schema.hits import Hit
@@ -190,7 +191,7 @@ class EndpointReranker:
     def describe(self) -> str:
         return f"/rerank at {redact_url(self.url)}" + (f" ({self.model})" if self.model else "")
 
-    def _post(self, body: dict[str, Any]) -> Any:
+    def _post(self, body: JsonObject) -> Any:
         import httpx
 
         from core.llm.budget import charge_remote
@@ -213,12 +214,12 @@ class EndpointReranker:
         if not chunks:
             return []
         texts = [c.embed_text for c in chunks]
-        body: dict[str, Any] = {"query": query, "documents": texts, "top_n": len(texts)}
+        body: JsonObject = {"query": query, "documents": [*texts], "top_n": len(texts)}
         if self.model:
             body["model"] = self.model
         answer = self._post(body)
         if answer is None:
-            answer = self._post({"query": query, "texts": texts, "truncate": True})
+            answer = self._post({"query": query, "texts": [*texts], "truncate": True})
         return _scores_from(answer, len(texts), redact_url(self.url))
 
 

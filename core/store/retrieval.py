@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunk, RetrievalPolicy
 from core.schema.hits import Answer, Hit, QueryTags
 from core.store.choices import FUSIONS, MODES, RERANKERS, Fusion, RerankerName, RetrievalMode
@@ -73,9 +73,9 @@ class RetrievalSettings:
     def uses_lexical(self) -> bool:
         return self.mode != "dense"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         """What a report records under "retrieval"."""
-        out: dict[str, Any] = {"mode": self.mode}
+        out: JsonObject = {"mode": self.mode}
         if self.mode == "hybrid":
             out.update(fusion=self.fusion, lexical_weight=self.lexical_weight, pool=self.pool)
             if self.fusion == "rrf":

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from core.store.fusion import Candidate, fuse_rrf, fuse_weighted
 from core.store.index import VectorStore
 from core.store.lexical import LexicalIndex
+
+if TYPE_CHECKING:
+    from chromadb.api.types import Where
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,7 @@ class Probe:
 
     text: str
     vector: np.ndarray
-    where: dict[str, Any] | None = None
+    where: Where | None = None
     mask: np.ndarray | None = None
 
 
