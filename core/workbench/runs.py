@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.chunkers.registry import make_chunker
 from core.evaluation.fidelity import altered_chunks_share, dropped_chars_share
@@ -20,14 +19,15 @@ from core.evaluation.results import RunSummary
 from core.infra.errors import ChunkLensError, ConfigError
 from core.infra.storage import locked
 from core.llm.base import ModelUse
-from core.methods.chop.cnm import cnm_backend_of
+from core.methods.chop.cnm import CnmBackend, cnm_backend_of
 from core.methods.chop.edits import EditLog
 from core.pipeline import chunk_documents, index_run, load_chunk_run, run_key, text_only_run_key
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun, IndexedRun
 from core.services import Services
-from core.store.embeddings import read_extent, unread_share
+from core.store.embeddings import Embedder, read_extent, unread_share
+from core.store.index import VectorStore
 from core.store.lexical import lexical_tokens
 from core.store.retrieval import RetrievalSettings, Retriever
 from core.store.routing import document_titles
@@ -218,7 +218,7 @@ def _beat(progress: Progress, spec: str, i: int, total: int) -> Callable[..., No
     from the thread that made it: an embedder may report from a pool thread, where Streamlit has no page."""
     caller = threading.current_thread()
 
-    def beat(*_: Any) -> None:
+    def beat(*_: object) -> None:
         if threading.current_thread() is caller:
             progress(spec, i, total)
 
@@ -295,7 +295,11 @@ def restore_runs(services: Services, corpus: Corpus, specs: Sequence[str]) -> di
     return run_chunkers(services, corpus, specs, cached_only=True)
 
 
-def query_parts(services: Services) -> tuple[Any, ...]:
+#: the services a run's query state was built with: its store, embedder and CNM backend (None where none is built)
+QueryParts = tuple[VectorStore, Embedder, CnmBackend | None]
+
+
+def query_parts(services: Services) -> QueryParts:
     """The services a run's query state was built with: a new one of any of them makes a new retriever."""
     return services.store, services.embedder, cnm_backend_of(services)
 
@@ -311,7 +315,7 @@ class RunQuery:
 
     run: ChunkedRun
     collection: str
-    parts: tuple[Any, Any, Any]  # (store, embedder, llm) of the services it was built with
+    parts: QueryParts  # of the services it was built with
     retrieval: RetrievalSettings
     retriever: Retriever
     _relevance: RelevanceCounter | None = None
