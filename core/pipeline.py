@@ -16,7 +16,6 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from core.chunkers.base import Chunker
 from core.infra.jsonio import JsonObject
@@ -61,7 +60,7 @@ def document_key(doc: Document) -> str:
     return h.hexdigest()
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> dict[str, object]:
     """A nested dataclass (a stream's `Segment`) as JSON takes it; anything else JSON cannot take is an error,
     never keyed by its `repr`."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
