@@ -12,7 +12,6 @@ the tests' conftest. Nothing inside `core` imports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import core.chunkers  # noqa: F401  (registers the generic chunkers)
 import core.chunkers.peers  # noqa: F401  (registers the peers: the libraries' splitters)
@@ -20,6 +19,7 @@ import core.evaluation.fidelity  # noqa: F401  (registers dropped_chars_share an
 import core.methods  # noqa: F401  (registers CHOP and LGMGC: chunkers, services, report fields)
 from core.chunkers.registry import available
 from core.evaluation.fields import register_report_fields
+from core.infra.jsonio import JsonObject
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
 
@@ -27,8 +27,8 @@ __all__ = ["available"]
 
 
 @register_report_fields
-def chunker_notes(documents: Sequence[Document], run: ChunkedRun) -> dict[str, Any]:
+def chunker_notes(documents: Sequence[Document], run: ChunkedRun) -> JsonObject:
     """`chunker_notes`: the lines a generic chunker left for the user (`ChunkedRun.notes`; `page` on a document
     without pages), which `core bench` prints; [] for most runs. Registered here, the one module above both the
     generic chunkers and evaluation."""
-    return {"chunker_notes": run.notes()}
+    return {"chunker_notes": [*run.notes()]}

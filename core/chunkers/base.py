@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 from core.chunkers.headers import PREFIX_MODES, PrefixMode
 from core.chunkers.splitting import document_token_windows
 from core.infra.errors import ConfigError, Stopped
+from core.infra.jsonio import JsonValue
 from core.infra.stopping import STOPPED, stopping
 from core.schema.chunks import Chunk, Chunking, RetrievalPolicy, StoreValue
 from core.schema.documents import Document
@@ -99,6 +100,10 @@ class ChunkerContext:
         return self._by_need.get("chat")
 
 
+#: what a chunker's parameter holds: a size, a threshold, a switch, or a choice by name (every field of a chunker)
+ParamValue = str | int | float | bool | None
+
+
 class Chunker(ABC):
     """Subclasses are dataclasses of their parameters and register themselves under `name`. Callers chunk through
     `run`, which adds what the base class offers every chunker (the metadata prefix of `MetadataPrefix`).
@@ -171,8 +176,9 @@ class Chunker(ABC):
                 chunk.meta["prefix_kind"] = self.prefix
         return result
 
-    def params(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    def params(self) -> dict[str, ParamValue]:
+        """The chunker's parameters by name, as its spec names them (a default that came later left out)."""
+        out: dict[str, ParamValue] = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         if isinstance(self, MetadataPrefix) and out.get("prefix") == "none":
             del out["prefix"]  # the default leaves spec and identity as they were before the parameter existed
         if isinstance(self, TitleRouting) and out.get("retrieval") == "off":
@@ -234,7 +240,7 @@ class TitleRouting:
 
 
 def build_chunks(doc: Document, spans: Sequence[tuple[int, int]], token_counts: Sequence[int] | None = None,
-                 **meta: Any) -> list[Chunk]:
+                 **meta: JsonValue) -> list[Chunk]:
     """Chunks for `spans` of `doc`, numbered in order. Token counts are tiktoken's on each span's text (taken
     from the document's one pass, `TokenMap.span_counts`), unless the chunker measured them itself
     (`token_counts`, e.g. a token window's size)."""

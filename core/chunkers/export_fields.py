@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from core.infra.jsonio import JsonObject, JsonValue
 from core.schema.chunks import Chunk
 
 
@@ -20,8 +20,8 @@ class ExportFields:
 
     keys: tuple[str, ...]
     columns: tuple[str, ...]
-    read: Callable[[Chunk], dict[str, Any]]
-    flatten: Callable[[Mapping[str, Any]], dict[str, Any]]
+    read: Callable[[Chunk], JsonObject]
+    flatten: Callable[[Mapping[str, JsonValue]], JsonObject]
 
 
 EXPORT_FIELDS: list[ExportFields] = []

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
 
 from core import text as T
 from core.chunkers.base import Chunker, MetadataPrefix, TitleRouting, build_chunks
 from core.chunkers.registry import register
 from core.chunkers.snippets import chunklens_snippet
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunking, add_note
 from core.schema.documents import Document
 
@@ -50,7 +50,7 @@ class PageChunker(MetadataPrefix, TitleRouting, Chunker):
         else:  # a joined stream: each source document's own pages, in its own offsets
             parts = [("", s.title, s.page_starts, s.start, s.end) for s in doc.segments]
         spans: list[Span] = []
-        trace: dict[str, Any] = {"kind": "page"}
+        trace: JsonObject = {"kind": "page"}
         for source, title, starts, start, end in parts:
             own = _pages(doc.text, starts, start, end)
             spans += own

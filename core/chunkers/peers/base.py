@@ -12,10 +12,11 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import metadata
-from typing import Any, ClassVar, Literal, get_args
+from typing import ClassVar, Literal, get_args
 
 from core.chunkers.base import Chunker, build_chunks, check_overlap, check_range, check_tokens
 from core.infra.errors import ConfigError
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunking
 from core.schema.documents import Document
 from core.tokens import count_tokens
@@ -71,11 +72,11 @@ class PeerChunker(Chunker):
         chunks = build_chunks(doc, [(p.start, p.end) for p in placement.placed])
         for chunk, placed in zip(chunks, placement.placed, strict=True):
             chunk.meta[PEER_TEXT] = placed.match
-        trace: dict[str, Any] = {PEER_TRACE: {"library": self.library,
-                                              "version": library_version(self.library),
-                                              "library_chunks": placement.library_chunks,
-                                              "unmatched": placement.unmatched,
-                                              "inside_previous": placement.inside_previous}}
+        trace: JsonObject = {PEER_TRACE: {"library": self.library,
+                                          "version": library_version(self.library),
+                                          "library_chunks": placement.library_chunks,
+                                          "unmatched": placement.unmatched,
+                                          "inside_previous": placement.inside_previous}}
         return Chunking(chunks, trace)
 
     @property

@@ -15,14 +15,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import ValidationError
 
 from core.infra.errors import ChunkLensError
-from core.infra.jsonio import loads_checked
+from core.infra.jsonio import JsonObject, loads_checked
 from core.infra.storage import locked, write_atomically
-from core.methods.chop.cnm import CNM, cnm_sources, prefix_text
+from core.methods.chop.cnm import CNM, ChopMeta, CnmBackend, prefix_text
 from core.methods.chop.evidence import BY_HAND, PARTS, sources_text
 from core.schema.chunks import Chunk
 
@@ -30,7 +30,7 @@ from core.schema.chunks import Chunk
 @dataclass
 class CnmEdit:
     chunk_id: str
-    cnm: dict[str, Any] | None = None  # new tag for the chunk's run
+    cnm: JsonObject | None = None  # new tag for the chunk's run, in a CNM's JSON form
     continuity: bool | None = None  # new decision between this chunk and the one before
     #: where each part of the new tag came from, when not typed by hand (a family lesson: core.methods.chop.family)
     sources: dict[str, str] | None = None
@@ -41,14 +41,19 @@ def edits_digest(edits: Sequence[CnmEdit]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def _plain(edit: CnmEdit) -> dict[str, Any]:
+def _plain(edit: CnmEdit) -> JsonObject:
     """The edit as stored; an edit without sources is stored (and digested) as it was before they existed."""
-    return {k: v for k, v in edit.__dict__.items() if not (k == "sources" and v is None)}
+    out: JsonObject = {"chunk_id": edit.chunk_id, "cnm": edit.cnm, "continuity": edit.continuity}
+    if edit.sources is not None:
+        out["sources"] = {part: source for part, source in edit.sources.items()}
+    return out
 
 
-def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any) -> tuple[list[Chunk], int]:
+def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit],
+                backend: CnmBackend | None) -> tuple[list[Chunk], int]:
     """New chunks with the edits applied (the input is not changed) and the number of chunks whose embedded
-    text changed. Raises ChunkLensError for an edit that names no chunk or flips a document's first chunk."""
+    text changed. `backend` tags a run a flipped decision starts without a tag (None: edits that start none).
+    Raises ChunkLensError for an edit that names no chunk or flips a document's first chunk."""
     out = [copy.deepcopy(c) for c in chunks]
     pos = {c.chunk_id: i for i, c in enumerate(out)}
     before = [c.embed_text for c in out]
@@ -76,7 +81,11 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
     run_cnm = {run_of[i]: CNM.model_validate(e.cnm) for i, e in tagged.items()}
     run_sources = {run_of[i]: e.sources for i, e in tagged.items()}
     missing = [start for start in starts if start in new_starts and start not in run_cnm]
-    for start, result in zip(missing, backend.extract([out[m].text for m in missing]) if missing else []):
+    if missing and backend is None:
+        raise ChunkLensError(f"{out[missing[0]].chunk_id} starts a new run without a tag, and no CNM backend "
+                             "is there to extract one")
+    extracted = backend.extract([out[m].text for m in missing]) if backend is not None and missing else []
+    for start, result in zip(missing, extracted):
         if result.failed:
             raise ChunkLensError(f"could not extract a CNM for {out[start].chunk_id}: {result.error}")
         run_cnm[start] = result.cnm
@@ -100,17 +109,24 @@ def apply_edits(chunks: Sequence[Chunk], edits: Sequence[CnmEdit], backend: Any)
     return out, changed
 
 
-def inspector_rows(chunks: Sequence[Chunk], golds: Sequence[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
+#: one row of the CNM inspector's table (`inspector_rows`), column by column
+InspectorRow = TypedDict("InspectorRow", {
+    "chunk": str, "start": int, "continues": bool | None, "category": str, "nouns": str, "model": str,
+    "source": str | None, "tag from": str, "gold model": str, "reason": str, "text": str})
+
+
+def inspector_rows(chunks: Sequence[Chunk], golds: Sequence[Mapping[str, Any] | None]) -> list[InspectorRow]:
     """One row per CHOP chunk for the CNM inspector's table: its tag (nouns joined by ", "), its decision, where
     the tag came from, the gold model and the start of its text. `edits_from_rows` reads the edited rows back."""
-    rows = []
+    rows: list[InspectorRow] = []
     for c, g in zip(chunks, golds, strict=True):
-        cnm = CNM.of(c) or CNM()
-        rows.append({"chunk": c.chunk_id, "start": c.start, "continues": c.meta.get("continuity"),
+        m = ChopMeta.of(c)
+        cnm = m.cnm or CNM()
+        rows.append({"chunk": c.chunk_id, "start": c.start, "continues": m.continuity,
                      "category": cnm.category or "", "nouns": ", ".join(cnm.nouns), "model": cnm.model or "",
-                     "source": c.meta.get("cnm_source"),
-                     "tag from": sources_text(cnm_sources(c)), "gold model": (g or {}).get("model") or "",
-                     "reason": c.meta.get("continuity_reason") or "", "text": c.text[:160]})
+                     "source": m.source,
+                     "tag from": sources_text(m.sources), "gold model": (g or {}).get("model") or "",
+                     "reason": m.reason, "text": c.text[:160]})
     return rows
 
 
@@ -131,12 +147,12 @@ def edits_from_rows(chunks: Sequence[Chunk], before: Sequence[Mapping[str, Any]]
     return out
 
 
-def export_tags(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+def export_tags(chunks: Sequence[Chunk]) -> list[JsonObject]:
     return [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
              "cnm": c.meta.get("cnm"), "continuity": c.meta.get("continuity")} for c in chunks]
 
 
-def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
+def import_tags(chunks: Sequence[Chunk], data: object) -> list[CnmEdit]:
     """Edits that turn `chunks` into the exported tags; the export must be of the same chunks (same spans)."""
     if not isinstance(data, list):
         raise ChunkLensError("a tag file is a JSON list of chunks")
@@ -163,7 +179,7 @@ def import_tags(chunks: Sequence[Chunk], data: Any) -> list[CnmEdit]:
 _KEY_RE = re.compile(r"^[0-9a-f]{32}$")
 
 
-def stored_edit(item: Any) -> CnmEdit:
+def stored_edit(item: object) -> CnmEdit:
     """One edit as an edit file (or an imported library's) holds it, every field checked: a chunk id, a tag that
     reads as a CNM, a true / false decision, and sources naming tag parts with text. ValueError with a short
     reason otherwise, so a damaged or hand-made file is refused when read, not when the inspector replays it."""
