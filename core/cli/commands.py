@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:  # tqdm is imported when the first bar is drawn
     from core.evaluation.results import BenchReport
     from core.infra.keys import KeyRing
     from core.ingest.datasets import QADataset
+    from core.schema.documents import Document
+    from core.services import Services
     from core.settings import Settings
 
 
@@ -45,7 +48,7 @@ class _Bars:
             del self.bars[stage]
 
 
-def _services(settings, needs: set[str]):
+def _services(settings: Settings, needs: set[str]) -> Services:
     """The services the chunkers need (`core.services.needs_of`), through the app's builder; the callers check
     flags and specs first, so they fail before any slow work."""
     from core.services import build_services
@@ -61,7 +64,7 @@ def _operator_keys(settings: Settings) -> KeyRing:
     return KeyRing.operator([settings.embedder_base_url, settings.model_server_url, settings.rerank_model])
 
 
-def _check_examples(path: Path, dataset, examples: dict[str, dict[str, str]]) -> None:
+def _check_examples(path: Path, dataset: QADataset, examples: Mapping[str, Mapping[str, str]]) -> None:
     """Refuse, before any slow work, an examples file the run cannot use: an example whose manual `--max-docs` or
     `--doc-ids` left out (CHOP's teaching would fail once the chunkers had run), or a part longer than a CNM tag's
     part may be (`MAX_FIELD_CHARS`)."""
@@ -213,7 +216,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _question_documents(paths: list[Path]):
+def _question_documents(paths: list[Path]) -> list[Document]:
     """The documents behind --data: each folder's (a qa-spans corpus, or its PDF / DOCX / TXT / Markdown files) and
     each file's, doc ids made unique in the order given."""
     from core.infra.errors import GenerationError
@@ -248,6 +251,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
     documents = _question_documents(args.data)
     settings = settings_from_flags(args)
     chat = _services(settings, {"chat"}).chat
+    assert chat is not None  # asked for by name, so built
     print(f"{len(documents)} document(s); asking {chat.label} for {args.n} question(s) ({args.design})",
           file=sys.stderr)
     bars = _Bars(sys.stderr.isatty() or os.environ.get("CHUNKLENS_PROGRESS") == "1")
