@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict
 
 from core.infra.errors import DatasetError
-from core.infra.jsonio import JsonObject, loads_checked
+from core.infra.jsonio import JsonObject, JsonValue, loads_checked
 from core.ingest.documents import MAX_TEXT_CHARS, join_documents
 from core.schema.documents import Document
 from core.schema.questions import Question
@@ -285,8 +285,19 @@ def questions_jsonl(questions: list[Question]) -> bytes:
 
 
 def extra_spans(q: Question, key: str) -> tuple[Span, ...]:
-    """A span list kept in `q.extra` (as JSON objects), as Spans; () when absent."""
-    return tuple(Span(s["doc_id"], s["start"], s["end"]) for s in q.extra.get(key, ()))
+    """A span list kept in `q.extra` (as JSON objects, checked like references on loading), as Spans; () when
+    absent or not a list."""
+    spans = q.extra.get(key)
+    return tuple(_extra_span(s, key) for s in spans) if isinstance(spans, list) else ()
+
+
+def _extra_span(value: JsonValue, key: str) -> Span:
+    span = value if isinstance(value, dict) else {}
+    doc_id, start, end = span.get("doc_id"), span.get("start"), span.get("end")
+    if not isinstance(doc_id, str) or not isinstance(start, int) or not isinstance(end, int) or not _whole(start) \
+            or not _whole(end):
+        raise DatasetError(f"'{key}' holds something that is not a span: {str(value)[:80]}")
+    return Span(doc_id, start, end)
 
 
 def in_stream(q: Question, stream: Document) -> Question:

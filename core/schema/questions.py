@@ -4,8 +4,8 @@ says about it (an answer, the product it is about, extra fields such as `not_rel
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from core.infra.jsonio import JsonObject
 from core.schema.spans import Span
 
 
@@ -16,7 +16,7 @@ class Question:
     references: tuple[Span, ...]
     answer: str | None = None
     product: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    extra: JsonObject = field(default_factory=dict, compare=False, hash=False)  # the set's other fields, as read
 
     def text(self, qualify: bool = False) -> str:
         """The question, prefixed with its product (`Product: question`) when asked and known."""
