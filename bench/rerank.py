@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import write_study
-from bench.retrieval import HIT_1, HIT_10, MRR_10, SPAN_RECALL_5
+from bench.study_metrics import HIT_1, HIT_10, MRR_10, SPAN_RECALL_5
 
 ROOT = Path(__file__).resolve().parents[1]
 #: set -> (folder, product-named questions, joined into one stream)

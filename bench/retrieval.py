@@ -25,15 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import write_study
+from bench.study_metrics import HIT_1, HIT_10, MRR_10, SPAN_RECALL_5, WRONG_DOC_10
 from core.evaluation.metric_at import MetricAt
 
 SETS = {"emanual_q": ("emanual_galaxy", True), "emanual": ("emanual_galaxy", False),
         "chroma_eval": ("chroma_eval", False), "covid_qa": ("covid_qa", False),
         "sample_q": ("sample_data/qa", True)}  # the project's own set (the guided demo's), product-named
 ROOT = Path(__file__).resolve().parents[1]
-#: the figures the retrieval studies show, read from each row of scores by name (`MetricAt.read`)
-HIT_1, HIT_10, MRR_10 = MetricAt("hit", 1), MetricAt("hit", 10), MetricAt("mrr", 10)
-WRONG_DOC_10, SPAN_RECALL_5 = MetricAt("wrong_doc", 10), MetricAt("span_recall", 5)
 
 
 def settings_grid(weights: list[float]) -> list[tuple[str, dict[str, Any]]]:

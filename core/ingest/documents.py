@@ -13,14 +13,13 @@ import time
 import unicodedata
 import zipfile
 import zlib
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TypedDict
 
 from core.infra.errors import DocumentError
 from core.ingest import pdf as pdf_reader
 from core.ingest import worker
+from core.ingest.answers import DocxTextAnswer, PdfTextAnswer
 from core.ingest.safezip import ArchiveError, packed_sizes
 from core.schema.documents import Document, Segment
 
@@ -238,21 +237,6 @@ def _pdf_text_isolated(name: str, data: bytes,
                                worker.WorkerLimits(seconds=limits.seconds + worker.START_UP_SECONDS))
     outline = [(int(offset), int(level), str(title)) for offset, level, title in result["outline"]]
     return str(result["text"]), [int(start) for start in result["starts"]], outline
-
-
-class PdfTextAnswer(TypedDict):
-    """What a `pdf_text` worker answers (`pdf_text_job`)."""
-
-    text: str
-    starts: list[int]
-    #: (offset, level, title) each: a tuple in the worker, a list once the answer is read as JSON
-    outline: Sequence[Sequence[int | str]]
-
-
-class DocxTextAnswer(TypedDict):
-    """What a `docx_text` worker answers (`docx_text_job`)."""
-
-    text: str
 
 
 def pdf_text_job(name: str, data: bytes, options: dict) -> PdfTextAnswer:

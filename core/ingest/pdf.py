@@ -15,12 +15,13 @@ from __future__ import annotations
 import io
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from core.infra.errors import DocumentError
+from core.ingest.answers import PageAnswer, PagesAnswer
 
 if TYPE_CHECKING:  # pypdfium2 itself is imported where a PDF is read; it ships no types, so these name its classes
     from pypdfium2 import PdfDocument, PdfTextPage
@@ -152,23 +153,6 @@ def page_layout(data: bytes, page_no: int, scale: float) -> tuple[PageLayout, by
         png = io.BytesIO()
         image.save(png, format="PNG", optimize=False, compress_level=1)
     return PageLayout(found.text, boxes, width, height), png.getvalue()
-
-
-class PageAnswer(TypedDict):
-    """One drawn page in a `pdf_page` worker's answer: its `PageLayout`, and the length of its PNG, which follows
-    the pages before it in the answer's bytes."""
-
-    text: str
-    boxes: Sequence[Sequence[float] | None]  # a tuple each in the worker, a list once the answer is read as JSON
-    width: int
-    height: int
-    png: int
-
-
-class PagesAnswer(TypedDict):
-    """What a `pdf_page` worker answers (`page_job`)."""
-
-    pages: list[PageAnswer]
 
 
 def page_job(name: str, data: bytes, options: dict) -> tuple[PagesAnswer, bytes]:

@@ -39,8 +39,7 @@ from core.infra.jsonio import JsonObject
 from core.ingest import reader_pool
 
 if TYPE_CHECKING:
-    from core.ingest.documents import DocxTextAnswer, PdfTextAnswer
-    from core.ingest.pdf import PagesAnswer
+    from core.ingest.answers import DocxTextAnswer, PagesAnswer, PdfTextAnswer
 
 #: What one file may cost its worker. PDFium holds a page's objects at a time; 1 GB of address space is several
 #: times what the largest real manual needs (a 2,000-page PDF reads in about 300 MB) and a fraction of a server.

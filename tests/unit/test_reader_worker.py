@@ -112,8 +112,7 @@ def test_each_jobs_answer_has_the_keys_its_answer_type_names():
     really sends back has exactly those keys, so the types the page view and the loaders read by are the answer's."""
     from dataclasses import asdict
 
-    from core.ingest.documents import DocxTextAnswer, PdfTextAnswer
-    from core.ingest.pdf import PageAnswer, PagesAnswer
+    from core.ingest.answers import DocxTextAnswer, PageAnswer, PagesAnswer, PdfTextAnswer
 
     pdf = make_pdf(["Clean the filter every two weeks.", "E4: the sensor failed."])
     text, _ = run_job("pdf_text", "a.pdf", pdf, {"limits": asdict(PdfLimits())})
