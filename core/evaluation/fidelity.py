@@ -14,6 +14,7 @@ import numpy as np
 
 from core.chunkers.peers import PEER_TEXT, PEER_TRACE
 from core.evaluation.fields import FieldShow, register_report_fields
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
@@ -42,12 +43,19 @@ def dropped_chars_share(docs: Sequence[Document], chunks: Sequence[Chunk]) -> fl
 def altered_chunks_share(run: ChunkedRun) -> float | None:
     """The share of a peer's library chunks altered beyond whitespace or found nowhere; None for a chunker whose
     chunks are not a library's."""
-    placements = [t[PEER_TRACE] for t in run.traces.values() if PEER_TRACE in t]
+    placements = [p for t in run.traces.values() if isinstance(p := t.get(PEER_TRACE), dict)]
     if not placements:
         return None
-    library_chunks = sum(p["library_chunks"] for p in placements)
-    off = sum(p["unmatched"] for p in placements) + sum(1 for c in run.chunks if c.meta.get(PEER_TEXT) == "altered")
+    library_chunks = sum(_count(p, "library_chunks") for p in placements)
+    off = (sum(_count(p, "unmatched") for p in placements)
+           + sum(1 for c in run.chunks if c.meta.get(PEER_TEXT) == "altered"))
     return off / library_chunks if library_chunks else 0.0
+
+
+def _count(placement: JsonObject, key: str) -> int:
+    """A count a peer chunker wrote into its trace (`core.chunkers.peers.base`)."""
+    value = placement.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @register_report_fields(shows=[

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from core.infra.jsonio import JsonObject
 from core.schema.chunks import NOTES, Chunk, RetrievalPolicy, StoreValue
 from core.schema.spans import Span
 
@@ -55,7 +56,7 @@ class ChunkedRun:
     spec: str
     identity: str
     chunks: list[Chunk]
-    traces: dict[str, dict[str, Any]] = field(default_factory=dict)  # by doc_id: each document's `Chunking.trace`
+    traces: dict[str, JsonObject] = field(default_factory=dict)  # by doc_id: each document's `Chunking.trace`
     seconds: float = 0.0
     from_cache: bool = False
     #: the chunker that made the run (prepared on its documents), carried so that what follows (its store

@@ -19,11 +19,12 @@ from core.schema.runs import ChunkedRun
 ])
 def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> JsonObject:
     traces = list(run.traces.values())
-    passes = sum(t.get("forward_passes", 0) for t in traces)
+    passes = sum(_count(t, "forward_passes") for t in traces)
     # a cold run costs one forward pass per scored window; `forward_passes` counts the passes this process ran
     # (lgmgc after lg with the same θ reuses every window, so it runs none)
-    windows = sum(t.get("windows_scored", t.get("forward_passes", 0)) for t in traces)
-    words = sum(t.get("words", 0) for t in traces)
+    windows = sum(_count(t, "windows_scored") if "windows_scored" in t else _count(t, "forward_passes")
+                  for t in traces)
+    words = sum(_count(t, "words") for t in traces)
     return {
         "forward_passes": passes,
         "windows_scored": windows,
@@ -31,3 +32,9 @@ def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> JsonObject
         "words_per_second": words / run.seconds if words and run.seconds and not run.from_cache else None,
         "lg_splits": None if (splits := split_statistics(traces)) is None else dict(splits),
     }
+
+
+def _count(trace: JsonObject, key: str) -> int:
+    """A count the scorer wrote into a document's trace; 0 where the trace has none (another chunker's trace)."""
+    value = trace.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
