@@ -13,7 +13,7 @@ import json
 from typing import Any, TypeAlias
 
 #: a value as JSON holds it, typed all the way down, for what is written to (or read back from) a JSON file: a
-#: checked type where `dict[str, Any]` would let any value through unread. Read a field by narrowing it
+#: checked type where a dict of `Any` would let any value through unread. Read a field by narrowing it
 #: (`isinstance`), or through a typed view; build one as a literal under a `JsonObject` annotation.
 JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
 #: a JSON object: what `json.dumps` writes as `{...}` and `json.loads` gives back
