@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 _MARK = "_chunklens_session_only"
+#: the AppSession method a "Clear caches" message calls (private: replaced by name, and only where it exists)
+_HANDLER = "_handle_clear_cache_request"
 
 
 def _clear_own_session(self: Any) -> None:
@@ -22,9 +24,9 @@ def keep_shared_caches() -> bool:
     """Make every session's "Clear caches" clear only its own state; False when Streamlit has no such handler."""
     from streamlit.runtime.app_session import AppSession
 
-    if not hasattr(AppSession, "_handle_clear_cache_request"):
+    if not hasattr(AppSession, _HANDLER):
         return False
-    if not getattr(AppSession._handle_clear_cache_request, _MARK, False):
+    if not getattr(getattr(AppSession, _HANDLER), _MARK, False):
         setattr(_clear_own_session, _MARK, True)
-        AppSession._handle_clear_cache_request = _clear_own_session
+        setattr(AppSession, _HANDLER, _clear_own_session)
     return True

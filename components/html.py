@@ -87,7 +87,7 @@ def marked_text_html(text: str, marks: Sequence[tuple[int, int]], max_chars: int
     return "".join(out)
 
 
-def cnm_badges_html(cnm: CNM | None, source: str | None = None, sources: dict | None = None) -> str:
+def cnm_badges_html(cnm: CNM | None, source: str | None = None, sources: Mapping[str, str] | None = None) -> str:
     """Category / nouns / model as small badges; inherited tags are drawn outlined, extracted ones filled. With
     `sources` (`meta["cnm_sources"]`) each badge says where its part came from and how far that kind of evidence
     is trusted (`core.methods.chop.evidence`), on hover and in small print."""
@@ -100,10 +100,12 @@ def cnm_badges_html(cnm: CNM | None, source: str | None = None, sources: dict | 
                               ("model", "model", cnm.model)):
         origin = (sources or {}).get(key)
         if value:
-            trust = part_confidence(origin) if key != "nouns" else None
-            said = f"{origin}, confidence {trust:.2f}" if origin and trust is not None else origin
-            hover = f' title="from {esc(said)}"' if origin else ""
-            small = f' <i style="opacity:0.8">({esc(said)})</i>' if origin else ""
+            hover = small = ""
+            if origin:
+                trust = part_confidence(origin) if key != "nouns" else None
+                said = f"{origin}, confidence {trust:.2f}" if trust is not None else origin
+                hover = f' title="from {esc(said)}"'
+                small = f' <i style="opacity:0.8">({esc(said)})</i>'
             parts.append(f'<span{hover} style="{style}border-radius:6px;padding:1px 6px;margin-right:4px;'
                          f'font-size:0.75rem">{esc(label)}: {esc(str(value))}{small}</span>')
         elif origin and origin.startswith("unknown"):  # the tagger declined to guess: say so, and why

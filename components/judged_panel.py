@@ -45,7 +45,7 @@ def render(lib: Library) -> None:
                 st.rerun()
         upload = st.file_uploader("Import judged questions (zip)", type=["zip"], key="judged-import",
                                   max_upload_size=limit_mb(_MAX_ZIP_BYTES))
-        if st.button("Import", disabled=upload is None):
+        if st.button("Import", disabled=upload is None) and upload is not None:  # a disabled button is never clicked
             try:
                 data = read_upload(upload, upload.name, _MAX_ZIP_BYTES, "judged question sets")
                 st.success(md_escape(lib.import_judged(data, _MAX_ZIP_BYTES * 4)))

@@ -38,7 +38,7 @@ def show(library: Library, documents: Sequence[Document], questions: Sequence[Qu
         return
     titles = {d.doc_id: d.title for d, _ in pdfs}
     c1, c2, c3 = st.columns([2, 1, 3])
-    doc_id = c1.selectbox("PDF", list(titles), format_func=titles.get, key="page-doc")
+    doc_id = c1.selectbox("PDF", list(titles), format_func=titles.__getitem__, key="page-doc")
     source, path = next((d, p) for d, p in pdfs if d.doc_id == doc_id)
     number = int(c2.number_input(f"Page (of {len(source.page_starts)})", 1, len(source.page_starts), 1,
                                  key=f"page-no-{doc_id}"))

@@ -165,7 +165,12 @@ def start_run_limits() -> None:
     start_client(client() if mode() == "shared" else None)  # a local server's one user may use every reader
     start_budget(llm_budget())
     reader_pool.configure(config.reader_workers)
-    reader_pool.start_waiting_notice(lambda line: st.info(md_escape(line)))
+    reader_pool.start_waiting_notice(_show_waiting)
+
+
+def _show_waiting(line: str) -> None:
+    """A file's line while it waits for a reader (core.ingest.reader_pool), as a note on the page."""
+    st.info(md_escape(line))
 
 
 def client() -> str:
@@ -194,8 +199,10 @@ def workspace() -> Workspace:
 
 def library() -> Library:
     """This session's library; its id lives in the URL (?lib=...) so a reload or a restart finds it again."""
-    lib_id = st.query_params.get("lib")
-    if not valid_library_id(lib_id):
+    asked = st.query_params.get("lib")
+    if valid_library_id(asked):
+        lib_id = asked
+    else:
         lib_id = st.session_state.get("lib_id") or new_library_id()
         st.query_params["lib"] = lib_id
     st.session_state["lib_id"] = lib_id

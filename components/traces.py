@@ -89,7 +89,8 @@ VIEWS: dict[str, View] = {"similarity": _curve, "distance": _curve, "eos": _eos,
 def draw_run(spec: str, run: ChunkedRun, doc: Document, start: int, window: int) -> None:
     """Everything the run recorded about `doc` that has a view; `start`/`window` is the text range on show."""
     trace = run.traces.get(doc.doc_id, {})
-    view = VIEWS.get(trace.get("kind", ""))
+    kind = trace.get("kind")
+    view = VIEWS.get(kind) if isinstance(kind, str) else None
     if view is not None:
         view(spec, trace, run, doc, start, window)
     _children(spec, run, doc)

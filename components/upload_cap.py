@@ -11,7 +11,7 @@ second tab brings no second allowance.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from core.infra.uploads import SessionUploadsFull, check_session_total
@@ -59,8 +59,8 @@ def cap_session_uploads(manager: Any, cap_bytes: int, client_of: ClientOf | None
         for gone in set(known) - set(held) - {session_id}:
             del known[gone]
         me = whose(session_id, client_of)
-        mine = {(sid, fid): n for sid, files in held.items() if sid == session_id or whose(sid, client_of) == me
-                for fid, n in files.items()}
+        mine: dict[Hashable, int] = {(sid, fid): n for sid, files in held.items()
+                                     if sid == session_id or whose(sid, client_of) == me for fid, n in files.items()}
         try:
             check_session_total(mine, (session_id, file.file_id), len(file.data), cap, file.name)
         except SessionUploadsFull as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -11,14 +12,26 @@ from components import charts, judged_panel, state
 from components.html import md_escape
 from components.progress import progress_status
 from core.evaluation.collisions import top1_collisions
-from core.evaluation.results import BenchReport
+from core.evaluation.results import BenchReport, ChunkerReport
 from core.evaluation.verdicts import closest_gap, compared_metrics, interval_rows, lower_is_better, pair_matrix
 from core.infra.errors import ChunkLensError, SetExists
+from core.infra.jsonio import JsonObject
 from core.infra.uploads import limit_mb, read_upload
 from core.ingest.datasets import MAX_QA_BYTES
 from core.outputs.report_html import render_html
 from core.settings import parse_ks
 from core.workbench import DEFAULT_SPECS, benchmark, question_cap_line
+
+
+def _wrong_doc_at(k: int) -> Callable[[ChunkerReport], float]:
+    """A bar column: the share of a chunker's top k from a document without the answer (0 where not measured)."""
+    return lambda r: r.at("wrong_doc", k) or 0.0
+
+
+def _stage_seconds(stage: str) -> Callable[[ChunkerReport], float | None]:
+    """A bar column: a chunker's seconds in one stage (none where the stage did not run)."""
+    return lambda r: r.seconds.get(stage)
+
 
 state.through_app()
 st.header("Benchmark")
@@ -37,6 +50,8 @@ with st.expander("Use another qa-spans v1 set"):
     def load_set(replace: bool):
         """The library's QA set after loading the upload; a set of the same name is replaced only once the user
         confirmed (the library raises SetExists until then)."""
+        if corpus_file is None or questions_file is None:  # its buttons are enabled only with both files
+            return None
         try:
             corpus, questions = (read_upload(f, f.name, MAX_QA_BYTES, "QA sets") for f in (corpus_file, questions_file))
             loaded = lib.load_uploaded_dataset(name, corpus, questions, replace=replace)
@@ -92,15 +107,14 @@ except ValueError:
 if st.button("Run benchmark", type="primary", disabled=not specs):
     with progress_status("Benchmarking…") as (status, progress):
         try:
-            report = benchmark(services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers),
-                               max_specs=state.max_specs(),
-                               max_questions=state.server_config().bench_question_cap(state.mode()))
-            st.session_state["bench_report"] = report
+            st.session_state["bench_report"] = benchmark(
+                services, dataset, specs, ks, qualify, join, progress, state.retrieval(), int(n_answers),
+                max_specs=state.max_specs(), max_questions=state.server_config().bench_question_cap(state.mode()))
             status.update(label="Benchmark finished", state="complete")
         except ChunkLensError as exc:
             status.update(label=f"Benchmark failed: {md_escape(str(exc))}", state="error")
 
-report = st.session_state.get("bench_report")
+report: JsonObject | None = st.session_state.get("bench_report")  # only `benchmark` above sets it
 if not report:
     st.stop()
 view = BenchReport.of(report)
@@ -129,17 +143,17 @@ k_max = max(view.ks)
 st.plotly_chart(charts.bars(view, {f"span IoU@{k_max}": lambda r: r.at("span_iou", k_max),
                                    f"span recall@{k_max}": lambda r: r.at("span_recall", k_max)},
                             "Span metrics"), width="stretch")
-chunkers, docs, matrix = top1_collisions(report)
+chunkers, docs, collisions = top1_collisions(report)
 if chunkers and docs:
-    st.plotly_chart(charts.collision_heatmap(chunkers, docs, matrix), width="stretch", key="collision-heatmap")
-st.plotly_chart(charts.bars(view, {f"wrong_doc@{k}": (lambda r, k=k: r.at("wrong_doc", k) or 0.0) for k in view.ks},
+    st.plotly_chart(charts.collision_heatmap(chunkers, docs, collisions), width="stretch", key="collision-heatmap")
+st.plotly_chart(charts.bars(view, {f"wrong_doc@{k}": _wrong_doc_at(k) for k in view.ks},
                             "Collisions: share of the top k from a document without the answer"), width="stretch")
 if any(r.answer_f1 is not None for r in view.results.values()):
     st.plotly_chart(charts.bars(view, {"token F1": lambda r: r.answer_f1 or 0.0,
                                        "ROUGE-L": lambda r: r.answer_rouge_l or 0.0},
                                 "Generated answers against the reference answers"), width="stretch")
-st.plotly_chart(charts.bars(view, {stage: (lambda r, s=stage: r.seconds.get(s))
-                                   for stage in ("chunk", "embed", "index", "query")}, "Seconds per stage"),
+st.plotly_chart(charts.bars(view, {stage: _stage_seconds(stage) for stage in ("chunk", "embed", "index", "query")},
+                            "Seconds per stage"),
                 width="stretch")
 st.dataframe(table, hide_index=True, width="stretch")
 if any(r.judged_questions is not None for r in view.results.values()):

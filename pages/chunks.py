@@ -61,8 +61,9 @@ for r in results.values():
     if r.error:
         st.error(f"{md_escape(r.spec)}: {md_escape(r.error)}")  # the error may quote a server's reply
 ok = {s: r for s, r in results.items() if r.ok}
-for r in ok.values():
-    if notes := shown_notes(r.spec, r.run.notes()):  # what a chunker did that its name does not say
+made = {s: r.run for s, r in ok.items() if r.run is not None}  # every run that is ok: its chunks
+for spec, run in made.items():
+    if notes := shown_notes(ok[spec].spec, run.notes()):  # what a chunker did that its name does not say
         st.info("  \n".join(md_escape(line) for line in notes))
 if not ok:
     st.info("Pick chunkers and press Run.")
@@ -79,7 +80,7 @@ st.dataframe(pd.DataFrame([line.row() for line in summary.values()]), hide_index
         format="percent", help="For a library's splitter (a peer): the share of its chunks whose text differs from "
         "the document's beyond whitespace. Each chunk is the exact source range either way; empty for ChunkLens's "
         "own chunkers, whose chunks are the document's text.")})
-export = list(records({s: r.run.chunks for s, r in ok.items()}, corpus.documents))
+export = list(records({s: run.chunks for s, run in made.items()}, corpus.documents))
 e1, e2, _ = st.columns([1, 1, 3])
 e1.download_button("Export chunks (JSONL)", to_jsonl(export), "chunklens-chunks.jsonl", "application/jsonl",
                    help="One line per chunk: {id, page_content, metadata}; loads as LangChain Document(**line)")
@@ -90,7 +91,7 @@ if len(doc_ids) > 1:
     doc_id = st.selectbox("Document", doc_ids, key="chunks-doc")
     doc = next(d for d in corpus.documents if d.doc_id == doc_id)
     gold = gold_spans(corpus.questions, doc_id)
-runs = {s: r.run.parents() for s, r in ok.items()}
+runs = {s: run.parents() for s, run in made.items()}
 st.download_button(
     "Download report", lambda: chunking_report_html(
         summary, corpus.documents,
@@ -101,7 +102,7 @@ st.plotly_chart(charts.boundary_timeline(runs, doc_id, len(doc.text), doc.joins,
 st.plotly_chart(charts.size_histogram(runs), width="stretch")
 
 st.subheader("Chunks on the page")
-page_view.show(state.library(), corpus.documents, corpus.questions, {s: r.run.parents() for s, r in ok.items()},
+page_view.show(state.library(), corpus.documents, corpus.questions, {s: run.parents() for s, run in made.items()},
                services)
 
 st.subheader("Text, chunk by chunk")
@@ -114,14 +115,14 @@ end = min(len(doc.text), start + window)
 for col, spec in zip(st.columns(max(1, len(shown))), shown):
     with col:
         st.markdown(f"**{md_escape(spec)}**")
-        own = [c for c in ok[spec].run.parents() if c.doc_id == doc_id]
+        own = [c for c in made[spec].parents() if c.doc_id == doc_id]
         visible = [c for c in own if c.end > start and c.start < end]
         st.html(chunk_spans_html(doc.text, own, start, end, unread_parts(services, visible)))
 
 first_of: dict[str, str] = {}  # run identity -> the first spec that made it (retrieval-only variants share it)
-for spec, r in ok.items():
-    same = first_of.setdefault(r.run.identity, spec)
+for spec, run in made.items():
+    same = first_of.setdefault(run.identity, spec)
     if same != spec:
         st.caption(md_escape(f"{spec}: same chunks as {same}") + " (only the retrieval differs), shown above.")
         continue
-    traces.draw_run(spec, r.run, doc, start, window)
+    traces.draw_run(spec, run, doc, start, window)

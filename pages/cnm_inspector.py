@@ -16,6 +16,7 @@ from core.infra.uploads import limit_mb, read_upload
 from core.methods.chop.edits import CnmEdit, EditLog, edits_from_rows, export_tags, inspector_rows
 from core.methods.chop.family import hand_examples, held_back, propose
 from core.pipeline import run_key
+from core.services import Services
 from core.workbench import (
     MAX_TAGS_BYTES,
     apply_cnm_edits,
@@ -30,11 +31,12 @@ from core.workbench import (
 state.through_app()
 st.header("CNM inspector")
 corpus = state.corpus()
-services = state.services()
+found = state.services()
 results = {s: r for s, r in state.runs(corpus).items() if r.ok and r.spec.startswith("chop")}
-if not results or services is None:
+if not results or found is None:
     st.info("Run a chop chunker on the Chunk & compare page first.")
     st.stop()
+services: Services = found  # the functions below see a global's declared type, not its narrowing
 
 spec = st.selectbox("CHOP run", list(results))
 log = EditLog(state.library().edits_dir)

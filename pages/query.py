@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NotRequired, TypedDict
+
 import pandas as pd
 import streamlit as st
 
@@ -16,7 +18,11 @@ from core.ingest.datasets import MAX_QUESTION_CHARS
 from core.ingest.judged import QID_PREFIX
 from core.outputs.report_pages import app_settings, query_report_html
 from core.schema.documents import documents_by_id
+from core.schema.questions import Question
+from core.services import Services
 from core.workbench import (
+    GeneratedAnswer,
+    QueryResult,
     answer_each,
     ask_all,
     gold_overlap,
@@ -26,14 +32,26 @@ from core.workbench import (
     words_only_unread,
 )
 
+
+class Asked(TypedDict):
+    """The question on show, kept in the session (`answers`) from "Ask every chunker" until the next one."""
+    question: str
+    gold: Question | None  # what its hits are scored against: the QA set's question, or this library's judgments
+    answers: dict[str, QueryResult]
+    own: bool  # the user judges its hits
+    judged_text: str  # the wording its judgments are kept under
+    generated: NotRequired[dict[str, GeneratedAnswer]]
+
+
 state.through_app()
 st.header("Query")
 corpus = state.corpus()
 results = {s: r for s, r in state.runs(corpus).items() if r.ok}
-services = state.services()
-if not results or services is None:
+found = state.services()
+if not results or found is None:
     st.info("Run the chunkers on the Chunk & compare page first.")
     st.stop()
+services: Services = found  # the functions below see a global's declared type, not its narrowing
 
 k = state.settings().top_k
 retrieval = state.retrieval()
@@ -56,7 +74,7 @@ own = gold is None or gold.qid.startswith(QID_PREFIX)  # typed, or judged here b
 source_of = source_resolver(corpus.documents)
 
 
-def judged_gold(text: str):
+def judged_gold(text: str) -> Question | None:
     """The library's judgments of this wording, in the corpus's offsets (None when nothing is judged yet)."""
     found = lib.judged.find(text)
     return corpus_question(corpus.documents, found) if found else None
@@ -70,8 +88,8 @@ if st.button("Ask every chunker", type="primary", disabled=not question.strip())
     except ChunkLensError as exc:  # a question over the length limit: one line, nothing asked
         st.error(md_escape(str(exc)))
         st.stop()
-    st.session_state["answers"] = {"question": question, "gold": scoring, "answers": answers, "own": own,
-                                   "judged_text": judged_text}
+    st.session_state["answers"] = Asked(question=question, gold=scoring, answers=answers, own=own,
+                                        judged_text=judged_text)
     log = st.session_state.setdefault("query_log", [])
     for spec, a in answers.items():
         row = {"question": question[:80], "chunker": spec, "retrieval": retrieval.mode,
@@ -80,9 +98,10 @@ if st.button("Ask every chunker", type="primary", disabled=not question.strip())
             row.update({m: round(v, 3) for m, v in a.score.values.items()})
         log.append(row)
 
-shown = st.session_state.get("answers")
-if not shown:
+stored: Asked | None = st.session_state.get("answers")  # only the button above sets it
+if not stored:
     st.stop()
+shown: Asked = stored  # as `services`: declared for the functions below
 answers, gold = shown["answers"], shown["gold"]
 by_id = documents_by_id(corpus.documents)
 texts = {d.doc_id: d.text for d in corpus.documents}
@@ -103,7 +122,8 @@ def keep(judgment: judging.Judgment) -> None:
         st.error(f"The judgment could not be saved: {md_escape(str(exc))}")
         return
     shown["gold"] = judged_gold(shown["judged_text"])
-    rescore(services, results, answers, shown["gold"], k, retrieval, source_of)
+    if shown["gold"] is not None:  # the judgment just saved is found
+        rescore(services, results, answers, shown["gold"], k, retrieval, source_of)
     st.rerun()
 
 
@@ -127,7 +147,8 @@ if shown.get("own"):
             if st.form_submit_button("Save the answer"):
                 lib.judged.set_answer(gold.qid, answer)
                 shown["gold"] = judged_gold(shown["judged_text"])
-                rescore(services, results, answers, shown["gold"], k, retrieval, source_of)
+                if shown["gold"] is not None:  # `gold` above was these judgments
+                    rescore(services, results, answers, shown["gold"], k, retrieval, source_of)
                 st.rerun()
 elif gold:
     table = [{"chunker": s, **{m: round(v, 3) for m, v in a.score.values.items()}}

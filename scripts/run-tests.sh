@@ -6,7 +6,7 @@ bash scripts/setup.sh --test --bench
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
 .venv/bin/lint-imports --no-cache
-# mypy reads pyproject.toml's [tool.mypy]: core/ and bench/ type-checked (untyped functions too); a stale ignore fails
+# mypy reads pyproject.toml's [tool.mypy]: core/, bench/, components/, pages/ and app.py type-checked (untyped functions too); a stale ignore fails
 .venv/bin/mypy
 # Two workers (pytest-xdist): most tests spend their time in one thread of Python, so two of them fill two cores;
 # tests that share a server run in one worker (--dist loadgroup; tests/conftest.py groups them). --durations

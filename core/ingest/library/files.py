@@ -14,6 +14,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
+from typing import TypeGuard
 
 from core.ingest.documents import slugify
 from core.schema.documents import Document, Segment
@@ -158,7 +159,7 @@ def new_library_id() -> str:
     return secrets.token_hex(6)
 
 
-def valid_library_id(lib_id: str | None) -> bool:
+def valid_library_id(lib_id: str | None) -> TypeGuard[str]:
     return bool(lib_id) and isinstance(lib_id, str) and _ID_RE.fullmatch(lib_id) is not None
 
 
