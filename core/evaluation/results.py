@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -35,7 +35,15 @@ Metric = Literal["hit", "mrr", "ndcg", "dcg", "recall", "span_recall", "span_pre
 #: the stages a result times, in the order a run goes through them (a report may add others)
 STAGES = ("chunk", "embed", "index", "query", "lexical")
 
-_AT = re.compile(r"[a-z_]+@[0-9]+")  # "hit@10", "span_recall_std@1", "judged@5"
+_METRIC_NAME = frozenset(string.ascii_lowercase + "_")
+
+
+def _is_metric_at(key: str) -> bool:
+    """Whether `key` is a metric at a cut-off ("hit@10", "span_recall_std@1", "judged@5"). Plain string tests, not a
+    pattern: searched for, `[a-z_]+@[0-9]+` is quadratic on a long run of letters, and every compiled pattern of core
+    is held to linear time on hostile text (tests/unit/test_linear_patterns.py)."""
+    name, at, k = key.rpartition("@")
+    return bool(at and name and k) and set(name) <= _METRIC_NAME and k.isascii() and k.isdigit()
 _CI95 = "_ci95"
 
 
@@ -241,7 +249,7 @@ class ChunkerReport:
         num, opt_int, opt_text = _or_none(_number), _or_none(_int), _or_none(_text)
         return cls(
             spec=spec,
-            scores=read.take_if(lambda key: _AT.fullmatch(key) is not None, _number),
+            scores=read.take_if(_is_metric_at, _number),
             intervals=read.take_if(lambda key: key.endswith(_CI95), _interval),
             per_question=read.take("per_question", _map_of(_list_of(_number)), {}),
             n_chunks=read.take("n_chunks", opt_int, None),
