@@ -14,7 +14,7 @@ import numpy as np
 
 from core.chunkers.peers import PEER_TEXT, PEER_TRACE
 from core.evaluation.fields import FieldShow, register_report_fields
-from core.infra.jsonio import JsonObject
+from core.infra.jsonio import count_in
 from core.schema.chunks import Chunk
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
@@ -46,16 +46,10 @@ def altered_chunks_share(run: ChunkedRun) -> float | None:
     placements = [p for t in run.traces.values() if isinstance(p := t.get(PEER_TRACE), dict)]
     if not placements:
         return None
-    library_chunks = sum(_count(p, "library_chunks") for p in placements)
-    off = (sum(_count(p, "unmatched") for p in placements)
+    library_chunks = sum(count_in(p, "library_chunks") for p in placements)
+    off = (sum(count_in(p, "unmatched") for p in placements)
            + sum(1 for c in run.chunks if c.meta.get(PEER_TEXT) == "altered"))
     return off / library_chunks if library_chunks else 0.0
-
-
-def _count(placement: JsonObject, key: str) -> int:
-    """A count a peer chunker wrote into its trace (`core.chunkers.peers.base`)."""
-    value = placement.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @register_report_fields(shows=[

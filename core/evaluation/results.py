@@ -44,6 +44,8 @@ def _is_metric_at(key: str) -> bool:
     is held to linear time on hostile text (tests/unit/test_linear_patterns.py)."""
     name, at, k = key.rpartition("@")
     return bool(at and name and k) and set(name) <= _METRIC_NAME and k.isascii() and k.isdigit()
+
+
 _CI95 = "_ci95"
 
 
@@ -64,8 +66,9 @@ Read = Callable[[object], T | _Miss]
 
 def _number(value: object) -> float | _Miss:
     """A finite number as it is written (an int stays an int, so it is written back as one)."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    return value if ok and isinstance(value, int | float) else _MISS
+    if isinstance(value, int | float) and number_or_none(value) is not None:
+        return value
+    return _MISS
 
 
 def _int(value: object) -> int | _Miss:

@@ -22,6 +22,13 @@ JsonObject: TypeAlias = "dict[str, JsonValue]"
 TOO_DEEP = "nested too deeply (arrays or objects inside each other thousands of levels deep)"
 
 
+def count_in(obj: JsonObject, key: str) -> int:
+    """A count a chunker wrote into its JSON trace; 0 where there is none or the value is no whole number (a bool
+    is not one), as in another chunker's trace or an edited one."""
+    value = obj.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def reason(exc: BaseException) -> str:
     """Why JSON did not load, in a few words: for the errors `json.loads` and `raw_decode` raise."""
     if isinstance(exc, RecursionError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.evaluation.fields import FieldShow, register_report_fields
-from core.infra.jsonio import JsonObject
+from core.infra.jsonio import JsonObject, count_in
 from core.methods.lgmgc.chunker import split_statistics
 from core.schema.documents import Document
 from core.schema.runs import ChunkedRun
@@ -19,12 +19,12 @@ from core.schema.runs import ChunkedRun
 ])
 def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> JsonObject:
     traces = list(run.traces.values())
-    passes = sum(_count(t, "forward_passes") for t in traces)
+    passes = sum(count_in(t, "forward_passes") for t in traces)
     # a cold run costs one forward pass per scored window; `forward_passes` counts the passes this process ran
     # (lgmgc after lg with the same θ reuses every window, so it runs none)
-    windows = sum(_count(t, "windows_scored") if "windows_scored" in t else _count(t, "forward_passes")
+    windows = sum(count_in(t, "windows_scored") if "windows_scored" in t else count_in(t, "forward_passes")
                   for t in traces)
-    words = sum(_count(t, "words") for t in traces)
+    words = sum(count_in(t, "words") for t in traces)
     return {
         "forward_passes": passes,
         "windows_scored": windows,
@@ -33,8 +33,3 @@ def scoring_fields(documents: Sequence[Document], run: ChunkedRun) -> JsonObject
         "lg_splits": None if (splits := split_statistics(traces)) is None else dict(splits),
     }
 
-
-def _count(trace: JsonObject, key: str) -> int:
-    """A count the scorer wrote into a document's trace; 0 where the trace has none (another chunker's trace)."""
-    value = trace.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
