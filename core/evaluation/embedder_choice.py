@@ -17,19 +17,12 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 
 from core.evaluation.significance import ALPHA, headline_metrics, holm, intervals, sign_flip_p
+from core.evaluation.verdicts import lower_is_better  # wrong_doc@k: a rise is a loss
 from core.infra.errors import ChunkLensError
 from core.infra.jsonio import JsonObject, loads_checked
 
 #: the committed study the app quotes (docs/results, written by `python -m bench.embedder_choice`)
 STUDY_FILE = "embedder_choice.json"
-#: wrong_doc@k counts a wrong manual's chunk: lower is better, so a rise is a loss
-LOWER_IS_BETTER = ("wrong_doc@",)
-
-
-def lower_is_better(metric: str) -> bool:
-    return metric.startswith(LOWER_IS_BETTER)
-
-
 class PairDiff(TypedDict):
     """One chunker on one metric, new embedder against old: the per-question mean difference new - old, its
     interval, p before and after Holm's correction, and whether it is a loss."""

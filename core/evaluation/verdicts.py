@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from core.evaluation.metric_at import MetricAt, ScoreKey, key_of
+from core.evaluation.metric_at import LOWER_IS_BETTER, MetricAt, ScoreKey, key_of
 from core.evaluation.significance import PairJson, min_detectable, questions_needed
 
 Report = Mapping[str, Any]
-LOWER_IS_BETTER = ("wrong_doc",)
 
 
 def lower_is_better(metric: str) -> bool:
